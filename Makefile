@@ -1,0 +1,39 @@
+# scylla-singa: `make demo` runs the main job, `make test` runs every test.
+# Both set up everything first (Python env, Docker engine, images); re-running
+# setup when all is in place takes seconds.
+SHELL := /bin/bash
+BIN := .venv/bin
+PYTEST_ARGS ?=
+
+.PHONY: help setup venv engine images demo test proto bench clean
+
+help:
+	@echo "make demo    set up, then run the example job (examples/digits-mlp)"
+	@echo "make test    set up, then run the whole test suite"
+	@echo "make setup   Python env in .venv, a Docker engine, the images"
+	@echo "make images  build the Docker images (no registry needed)"
+	@echo "make proto   regenerate scylla_singa/jobconf/job_pb2.py from job.proto"
+
+setup: images
+
+venv:
+	@tools/ensure_venv.sh
+
+engine:
+	@tools/ensure_docker.sh
+
+images: venv engine
+	@$(BIN)/scylla-singa images build
+
+demo: setup
+	$(BIN)/scylla-singa plan examples/digits-mlp/job.conf
+	$(BIN)/scylla-singa swarm check
+
+test: setup
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+proto: venv
+	$(BIN)/python -m grpc_tools.protoc -Iscylla_singa/jobconf --python_out=scylla_singa/jobconf scylla_singa/jobconf/job.proto
+
+clean:
+	rm -rf .venv .cache .pytest_cache .hypothesis

@@ -1,0 +1,69 @@
+"""Swarm and per-job overlays against the real engine."""
+
+from __future__ import annotations
+
+import uuid
+
+import docker
+import pytest
+
+from scylla_singa.overlay_check import OverlayCheckError, run_overlay_check
+from scylla_singa.swarm import (JOB_LABEL, create_job_network, ensure_swarm, job_network_name,
+                                remove_job_network, swarm_state)
+
+TINY = "scylla-tiny:latest"
+
+
+def _job() -> str:
+    return f"t-{uuid.uuid4().hex[:8]}"
+
+
+def _exists(client: docker.DockerClient, name: str) -> bool:
+    return any(n.name == name for n in client.networks.list(names=[name]))
+
+
+def test_engine_is_a_swarm_manager_and_ensure_is_idempotent(docker_client, swarm_manager) -> None:
+    again = ensure_swarm(docker_client)
+    assert again == swarm_manager and again.is_manager
+    assert swarm_state(docker_client) == again
+
+
+def test_job_overlay_is_attachable_labelled_and_removable(docker_client, swarm_manager) -> None:
+    job = _job()
+    net = create_job_network(docker_client, job)
+    try:
+        assert net.attrs["Driver"] == "overlay" and net.attrs["Attachable"] is True
+        assert net.attrs["Labels"][JOB_LABEL] == job
+        assert create_job_network(docker_client, job).id == net.id  # idempotent
+    finally:
+        assert remove_job_network(docker_client, job) is True
+    assert not _exists(docker_client, job_network_name(job))
+    assert remove_job_network(docker_client, job) is False  # idempotent
+
+
+def test_two_containers_resolve_each_other_by_name_and_exchange_bytes(docker_client, swarm_manager) -> None:
+    job = _job()
+    result = run_overlay_check(docker_client, TINY, job)
+    assert result.server_ip.startswith("10.")
+    assert not _exists(docker_client, result.network)
+    assert not docker_client.containers.list(all=True, filters={"label": f"{JOB_LABEL}={job}"})
+
+
+def test_failed_check_still_removes_containers_and_network(docker_client, swarm_manager) -> None:
+    job = _job()
+    # the base image has no `nc`: the client cannot connect and the check fails
+    with pytest.raises(OverlayCheckError):
+        run_overlay_check(docker_client, "debian:bookworm-slim", job, timeout_s=5)
+    assert not _exists(docker_client, job_network_name(job))
+    assert not docker_client.containers.list(all=True, filters={"label": f"{JOB_LABEL}={job}"})
+
+
+def test_networks_of_two_jobs_are_separate(docker_client, swarm_manager) -> None:
+    a, b = _job(), _job()
+    na, nb = create_job_network(docker_client, a), create_job_network(docker_client, b)
+    try:
+        subnet = lambda n: n.attrs["IPAM"]["Config"][0]["Subnet"]  # noqa: E731
+        assert na.id != nb.id and subnet(na) != subnet(nb)
+    finally:
+        remove_job_network(docker_client, a)
+        remove_job_network(docker_client, b)
