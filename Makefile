@@ -30,7 +30,7 @@ demo: setup
 	$(BIN)/scylla-singa swarm check
 
 test: setup
-	$(BIN)/pytest $(PYTEST_ARGS)
+	SCYLLA_LEAK_CHECK=1 $(BIN)/pytest $(PYTEST_ARGS)
 
 proto: venv
 	$(BIN)/python -m grpc_tools.protoc -Iscylla_singa/jobconf --python_out=scylla_singa/jobconf scylla_singa/jobconf/job.proto
