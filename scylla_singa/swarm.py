@@ -119,8 +119,21 @@ def create_job_network(client: docker.DockerClient, job_id: str, encrypted: bool
             raise SwarmError(f"network {name} exists but does not belong to job {job_id}; remove it or rename the job")
         return net
     options = {"encrypted": "true"} if encrypted else {}
-    return client.networks.create(name, driver="overlay", attachable=True, check_duplicate=True,
-                                  options=options, labels={JOB_LABEL: job_id, MANAGED_LABEL: "true"})
+    net = client.networks.create(name, driver="overlay", attachable=True, check_duplicate=True,
+                                 options=options, labels={JOB_LABEL: job_id, MANAGED_LABEL: "true"})
+    return _wait_allocated(net)
+
+
+def _wait_allocated(net: Network, timeout_s: float = 15.0) -> Network:
+    """Reload `net` until the swarm has given it a subnet (allocation is asynchronous)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        net.reload()
+        if (net.attrs.get("IPAM") or {}).get("Config"):
+            return net
+        if time.monotonic() > deadline:
+            raise SwarmError(f"the swarm allocated no subnet to network {net.name} within {timeout_s:.0f}s")
+        time.sleep(0.1)
 
 
 def remove_job_network(client: docker.DockerClient, job_id: str, timeout_s: float = 30.0) -> bool:
