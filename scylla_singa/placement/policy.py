@@ -1,0 +1,184 @@
+"""Placement policies: YAML files in policies/ parsed into frozen, validated pipelines.
+
+A policy names its process order, filter plugins, weighted score plugins and
+constraints (attribute match/exclude, hostname include/exclude, max
+processes per agent). Every mistake in a policy file is a PolicyError with
+FILE:LINE:COL and what to write instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..jobconf.errors import PositionedError
+from .order import ORDERS
+from .plugins.base import FilterPlugin, ScorePlugin
+from .registry import DEFAULT_REGISTRY, Registry
+from .yamlmarks import KEY, Path as YPath, load_with_marks, position
+
+POLICY_DIR = Path(__file__).resolve().parent.parent.parent / "policies"
+DEFAULT_POLICY = "spread"
+_TOP_KEYS = {"name", "description", "order", "filters", "scores", "constraints", "refine", "starts"}
+_CONSTRAINT_KEYS = {"attributes", "hostnames", "max_procs_per_agent"}
+# Where a filter sits in the pipeline. All run as vector operations, so the
+# order only decides which reason a rejected agent reports first: a
+# constraint ("wrong rack") explains more than the shortage it also has.
+_FILTER_RANK = {"hostnames": 0, "attributes": 1, "max-procs-per-agent": 2, "singa11-cpus": 3,
+                "resources-fit": 4, "bandwidth": 5}
+
+
+class PolicyError(PositionedError):
+    """A policy file that cannot be used."""
+
+
+@dataclass(frozen=True)
+class Start:
+    """One greedy pass: a process order and weighted scores."""
+
+    name: str
+    order: str
+    scores: tuple[tuple[ScorePlugin, float], ...]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A wired placement pipeline.
+
+    `starts` are further greedy passes (another policy's order and scores,
+    always under this policy's filters); with `refine`, each result goes
+    through the cut-lowering local search and the placement crossing the
+    fewest bytes wins.
+    """
+
+    name: str
+    description: str
+    order: str
+    filters: tuple[FilterPlugin, ...]
+    scores: tuple[tuple[ScorePlugin, float], ...]
+    source: str = ""
+    refine: bool = False
+    starts: tuple[Start, ...] = ()
+
+    @property
+    def own_start(self) -> Start:
+        return Start(self.name, self.order, self.scores)
+
+
+def builtin_policies() -> list[str]:
+    return sorted(p.stem for p in POLICY_DIR.glob("*.yaml"))
+
+
+def load_policy(name_or_path: str, registry: Registry = DEFAULT_REGISTRY) -> Policy:
+    """A policy by built-in name (policies/NAME.yaml) or by file path. Raises PolicyError."""
+    path = Path(name_or_path)
+    if not path.suffix and not path.exists():
+        path = POLICY_DIR / f"{name_or_path}.yaml"
+        if not path.exists():
+            raise PolicyError(f"no policy named {name_or_path!r}; built-in: {', '.join(builtin_policies())}, "
+                              "or give the path of a YAML file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise PolicyError(f"cannot read policy file: {exc.strerror or exc}", str(name_or_path)) from None
+    return parse_policy(text, str(path), registry)
+
+
+def parse_policy(text: str, source: str = "policy.yaml", registry: Registry = DEFAULT_REGISTRY) -> Policy:
+    """Parse and validate policy YAML. Raises PolicyError pointing at the offending line."""
+    try:
+        data, marks = load_with_marks(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
+        raise PolicyError(f"not valid YAML: {getattr(exc, 'problem', None) or exc}", source, line, col) from None
+    return _Builder(source, marks, registry).policy(data)
+
+
+class _Builder:
+    def __init__(self, source: str, marks: dict[YPath, tuple[int, int]], registry: Registry) -> None:
+        self.source, self.marks, self.registry = source, marks, registry
+
+    def fail(self, path: YPath, message: str) -> PolicyError:
+        line, col = position(self.marks, path)
+        return PolicyError(message, self.source, line, col)
+
+    def policy(self, data: Any) -> Policy:
+        if not isinstance(data, dict):
+            raise self.fail((), "a policy is a mapping with name, order, filters, scores and constraints")
+        for key in data:
+            if key not in _TOP_KEYS:
+                raise self.fail((key, KEY), f"unknown key {key!r}; expected one of {', '.join(sorted(_TOP_KEYS))}")
+        name = data.get("name")
+        if not isinstance(name, str) or not name:
+            raise self.fail(("name",), "a policy needs a name: a non-empty string")
+        order = data.get("order", "id")
+        if order not in ORDERS:
+            raise self.fail(("order",), f"order must be one of {', '.join(ORDERS)}, got {order!r}")
+        filters = [self.plugin(("filters", i), item, "filter")[0] for i, item in enumerate(data.get("filters") or [])]
+        scores = [self.plugin(("scores", i), item, "score") for i, item in enumerate(data.get("scores") or [])]
+        filters += self.constraints(data.get("constraints") or {})
+        if not any(f.name in ("resources-fit", "singa11-cpus") for f in filters):
+            raise self.fail(("filters",), "a policy must keep CPU and memory within offers: "
+                                          "list resources-fit (or singa11-cpus) under filters")
+        filters.sort(key=lambda f: _FILTER_RANK.get(f.name, 9))
+        refine = data.get("refine", False)
+        if not isinstance(refine, bool):
+            raise self.fail(("refine",), f"refine is true or false, got {refine!r}")
+        return Policy(name, str(data.get("description", "")), order, tuple(filters),
+                      tuple((p, w) for p, w in scores), self.source, refine, self.starts(data.get("starts") or []))
+
+    def starts(self, names: Any) -> tuple[Start, ...]:
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise self.fail(("starts",), "starts is a list of policy names, e.g. [spread, pack]")
+        out = []
+        for i, start_name in enumerate(names):
+            try:
+                other = load_policy(start_name, self.registry)
+            except PolicyError as exc:
+                raise self.fail(("starts", i), exc.message) from None
+            out.append(other.own_start)
+        return tuple(out)
+
+    def plugin(self, path: YPath, item: Any, kind: str) -> tuple[Any, float]:
+        if isinstance(item, str):
+            item = {"name": item}
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise self.fail(path, f"each {kind} is a plugin name or {{name: ..., weight: ..., args: {{...}}}}")
+        extra = set(item) - {"name", "weight", "args"}
+        if extra:
+            raise self.fail(path + (sorted(extra)[0], KEY), f"unknown key {sorted(extra)[0]!r} in a {kind}; "
+                                                        "use name, weight, args")
+        name = item["name"]
+        if self.registry.kind(name) != kind:
+            known = [n for n in self.registry.names() if self.registry.kind(n) == kind]
+            what = "a " + self.registry.kind(name) + " plugin" if self.registry.kind(name) else "unknown"
+            raise self.fail(path + ("name",), f"{name!r} is {what}; {kind} plugins: {', '.join(known)}")
+        weight = item.get("weight", 1)
+        if kind == "score" and (not isinstance(weight, (int, float)) or isinstance(weight, bool) or weight < 0):
+            raise self.fail(path + ("weight",), f"weight must be a number >= 0, got {weight!r}")
+        try:
+            return self.registry.build(name, item.get("args") or {}), float(weight)
+        except (ValueError, TypeError) as exc:
+            raise self.fail(path + ("args",), str(exc)) from None
+
+    def constraints(self, data: Any) -> list[FilterPlugin]:
+        if not isinstance(data, dict):
+            raise self.fail(("constraints",), "constraints is a mapping: attributes, hostnames, max_procs_per_agent")
+        out: list[FilterPlugin] = []
+        for key, value in data.items():
+            path: YPath = ("constraints", key)
+            if key not in _CONSTRAINT_KEYS:
+                raise self.fail(path + (KEY,), f"unknown constraint {key!r}; one of {', '.join(sorted(_CONSTRAINT_KEYS))}")
+            name, args = {"attributes": ("attributes", value), "hostnames": ("hostnames", value),
+                          "max_procs_per_agent": ("max-procs-per-agent", {"max": value})}[key]
+            if not isinstance(args, dict):
+                raise self.fail(path, f"{key} takes a mapping (e.g. match: {{rack: r1}} / include: [node1])")
+            try:
+                out.append(self.registry.build(name, args))
+            except (ValueError, TypeError) as exc:
+                raise self.fail(path, str(exc)) from None
+        return out

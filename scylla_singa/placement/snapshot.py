@@ -1,0 +1,122 @@
+"""What placement sees: agents with their offered resources, and the cycle's scratchpad.
+
+AgentView is built by the framework's driver layer from the offers it holds
+(all offers of one agent summed). Cycle is the per-cycle scratchpad of the
+Kubernetes scheduling framework combined with Nomad's proposed-allocation
+overlay: placements made earlier in the same cycle are recorded here, never
+in the snapshot, so plugins stay pure. Per-agent quantities are numpy arrays
+indexed like `agents`, so a filter or score runs over 10,000 agents in one
+vector operation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..jobconf.plan import JobPlan, ProcessPlan
+from .resources import Resources
+
+AttrValue = str | float
+
+
+@dataclass(frozen=True)
+class AgentView:
+    """One agent as the offers show it."""
+
+    agent_id: str
+    hostname: str
+    free: Resources
+    attributes: Mapping[str, AttrValue] = field(default_factory=dict)
+    # Network capacity in Mbit/s: the `net_bw` scalar resource offered, else
+    # a `net_bw` attribute, else None (not limited).
+    net_bw_mbps: float | None = None
+
+
+def demand_of(proc: ProcessPlan) -> Resources:
+    return Resources(proc.demand.cpus, float(proc.demand.mem_mb), float(proc.demand.gpus))
+
+
+class Cycle:
+    """Tentative placements of one placement cycle, read by plugins.
+
+    Only `place` mutates it; plugins read the arrays and may cache
+    per-cycle values in `scratch` under their own name.
+    """
+
+    def __init__(self, plan: JobPlan, agents: tuple[AgentView, ...]) -> None:
+        self.plan = plan
+        self.agents = agents
+        self.index = {a.agent_id: i for i, a in enumerate(agents)}
+        n = len(agents)
+        self.free_cpus = np.array([a.free.cpus for a in agents], dtype=float)
+        self.free_mem = np.array([a.free.mem_mb for a in agents], dtype=float)
+        self.free_gpus = np.array([a.free.gpus for a in agents], dtype=float)
+        self.net_bw = np.array([np.inf if a.net_bw_mbps is None else a.net_bw_mbps for a in agents], dtype=float)
+        self.used_cpus = np.zeros(n)
+        self.used_mem = np.zeros(n)
+        self.used_gpus = np.zeros(n)
+        self.nprocs = np.zeros(n, dtype=int)
+        self.cross_bytes = np.zeros(n)
+        self.assignment: dict[int, int] = {}  # proc id -> agent index
+        self.adjacency: dict[int, dict[int, int]] = {p.id: {} for p in plan.procs}
+        for e in plan.edges:
+            self.adjacency[e.src][e.dst] = e.bytes_per_step
+            self.adjacency[e.dst][e.src] = e.bytes_per_step
+        self.scratch: dict[str, Any] = {}
+
+    @property
+    def size(self) -> int:
+        return len(self.agents)
+
+    def remaining_cpus(self) -> np.ndarray:
+        return self.free_cpus - self.used_cpus
+
+    def remaining_mem(self) -> np.ndarray:
+        return self.free_mem - self.used_mem
+
+    def remaining_gpus(self) -> np.ndarray:
+        return self.free_gpus - self.used_gpus
+
+    def remaining(self, i: int) -> Resources:
+        return Resources(self.free_cpus[i] - self.used_cpus[i], self.free_mem[i] - self.used_mem[i],
+                         self.free_gpus[i] - self.used_gpus[i])
+
+    def bytes_to_agents(self, proc_id: int) -> np.ndarray:
+        """Per agent: bytes per step between `proc_id` and the processes already there."""
+        vec = np.zeros(self.size)
+        for peer, volume in self.adjacency[proc_id].items():
+            where = self.assignment.get(peer)
+            if where is not None:
+                vec[where] += volume
+        return vec
+
+    def bytes_to_placed(self, proc_id: int) -> int:
+        return sum(v for peer, v in self.adjacency[proc_id].items() if peer in self.assignment)
+
+    def bytes_per_step_to_mbps(self, volume: np.ndarray | float) -> np.ndarray | float:
+        return volume * 8 * self.plan.options.steps_per_s / 1e6
+
+    def place(self, proc: ProcessPlan, i: int) -> None:
+        """Record `proc` on agent index `i`, updating resources and cross-agent traffic."""
+        self._account(proc, i, +1)
+        self.assignment[proc.id] = i
+
+    def unplace(self, proc: ProcessPlan) -> int:
+        """Undo `place` for `proc`; returns the agent index it was on."""
+        i = self.assignment.pop(proc.id)
+        self._account(proc, i, -1)
+        return i
+
+    def _account(self, proc: ProcessPlan, i: int, sign: int) -> None:
+        crossing = self.bytes_to_agents(proc.id)
+        crossing[i] = 0.0
+        self.cross_bytes += sign * crossing
+        self.cross_bytes[i] += sign * crossing.sum()
+        d = demand_of(proc)
+        self.used_cpus[i] += sign * d.cpus
+        self.used_mem[i] += sign * d.mem_mb
+        self.used_gpus[i] += sign * d.gpus
+        self.nprocs[i] += sign
