@@ -16,6 +16,13 @@ COMMANDS: dict[str, str] = {
     "plan": "scylla_singa.jobconf.cli:plan",
     "swarm": "scylla_singa.swarm_cli:swarm",
     "images": "scylla_singa.images:images",
+    "data": "scylla_singa.runtime.data_cli:data",
+    "run": "scylla_singa.framework.cli:run",
+    "resume": "scylla_singa.framework.cli:resume",
+    "jobs": "scylla_singa.framework.cli:jobs",
+    "status": "scylla_singa.framework.cli:status",
+    "logs": "scylla_singa.framework.cli:logs",
+    "kill": "scylla_singa.framework.cli:kill",
 }
 
 

@@ -75,6 +75,7 @@ class JobPlan:
     procs: tuple[ProcessPlan, ...]
     edges: tuple[Edge, ...]
     options: PlanOptions = field(default_factory=PlanOptions)
+    train_steps: int = 0
 
     @property
     def nprocs(self) -> int:
@@ -118,7 +119,7 @@ def plan_job(parsed: ParsedJob, options: PlanOptions = PlanOptions()) -> JobPlan
     traffic = process_traffic(table, edges)
     procs = tuple(ProcessPlan(spec, _demand(spec, shape, model, traffic[spec.id], len(job.gpu), options))
                   for spec in table)
-    return JobPlan(job.name, shape, model, procs, edges, options)
+    return JobPlan(job.name, shape, model, procs, edges, options, job.train_steps)
 
 
 def load_plan(path: str | Path, options: PlanOptions = PlanOptions()) -> JobPlan:

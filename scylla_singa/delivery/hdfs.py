@@ -1,0 +1,64 @@
+"""HDFS delivery: job files uploaded through WebHDFS, fetched by the Mesos fetcher.
+
+The files go to /scylla/<job>/ and each task gets them as `hdfs://` URIs,
+which the fetcher of an Apache Mesos agent (Hadoop client) or of ours
+(WebHDFS) puts into the sandbox before the task starts. The workspace is an
+`hdfs://` directory the runtime writes checkpoints to through WebHDFS.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlparse
+
+from hdfs import InsecureClient
+from hdfs.util import HdfsError
+
+from ..framework.model import Artifacts
+from . import DeliveryError
+
+
+@dataclass
+class HdfsDelivery:
+    webhdfs_url: str                # http://namenode:9870
+    hdfs_uri: str | None = None     # hdfs://namenode:8020 (default: the WebHDFS host, port 8020)
+    user: str = "scylla"
+    base: str = "/scylla"
+    timeout_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        parsed = urlparse(self.webhdfs_url)
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise DeliveryError(f"--hdfs must be the NameNode's WebHDFS URL, like http://namenode:9870 "
+                                f"(got {self.webhdfs_url!r})")
+        if self.hdfs_uri is None:
+            self.hdfs_uri = f"hdfs://{parsed.hostname}:8020"
+        self.client = InsecureClient(self.webhdfs_url, user=self.user, timeout=self.timeout_s)
+
+    def job_path(self, job_id: str) -> str:
+        return f"{self.base}/{job_id}"
+
+    def prepare(self, job_id: str, files: dict[str, bytes], network: str) -> Artifacts:
+        d = self.job_path(job_id)
+        try:
+            self.client.makedirs(f"{d}/workspace")
+            for name, data in files.items():
+                self.client.write(f"{d}/{name}", data=data, overwrite=True)
+        except (HdfsError, OSError) as exc:
+            raise DeliveryError(f"cannot upload job files to HDFS at {self.webhdfs_url}{d}: {exc}") from None
+        uris = tuple({"value": f"{self.hdfs_uri}{d}/{name}", "extract": False, "cache": False, "executable": False}
+                     for name in files)
+        return Artifacts(network=network, uris=uris, workspace=f"{self.hdfs_uri}{d}/workspace",
+                         env=(("SCYLLA_WEBHDFS_URL", self.webhdfs_url),))
+
+    def cleanup(self, job_id: str, keep_workspace: bool) -> None:
+        d = self.job_path(job_id)
+        try:
+            if keep_workspace:
+                for name in self.client.list(d):
+                    if name != "workspace":
+                        self.client.delete(f"{d}/{name}", recursive=True)
+            else:
+                self.client.delete(d, recursive=True)
+        except (HdfsError, OSError):
+            pass

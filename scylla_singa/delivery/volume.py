@@ -1,0 +1,64 @@
+"""Volume delivery: a per-job directory bind-mounted into each sandbox.
+
+Only directories under the allowed roots are ever mounted (the agent
+enforces the same rule on its side), the job files read-only, the
+workspace read-write and writable by the image's non-root user.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..framework.model import Artifacts
+from . import DeliveryError
+
+WORKSPACE = "/workspace"
+
+
+def within(path: Path, roots: tuple[Path, ...]) -> bool:
+    resolved = path.resolve()
+    return any(resolved == r.resolve() or r.resolve() in resolved.parents for r in roots)
+
+
+@dataclass(frozen=True)
+class VolumeDelivery:
+    root: Path
+    allowed_roots: tuple[Path, ...]
+
+    def __post_init__(self) -> None:
+        if not within(self.root, self.allowed_roots):
+            raise DeliveryError(f"volume root {self.root} is outside the allowed roots "
+                                f"({', '.join(map(str, self.allowed_roots))}); choose a root under one of them")
+
+    def job_dir(self, job_id: str) -> Path:
+        return self.root / job_id
+
+    def prepare(self, job_id: str, files: dict[str, bytes], network: str) -> Artifacts:
+        d = self.job_dir(job_id)
+        (d / "workspace").mkdir(parents=True, exist_ok=True)
+        os.chmod(d, 0o755)
+        # The runtime runs as a non-root user that must write checkpoints here.
+        os.chmod(d / "workspace", 0o1777)
+        volumes = []
+        for name, data in files.items():
+            tmp = d / f".{name}.tmp"
+            tmp.write_bytes(data)
+            os.chmod(tmp, 0o644)
+            tmp.replace(d / name)
+            volumes.append({"container_path": name, "host_path": str(d / name), "mode": "RO"})
+        volumes.append({"container_path": WORKSPACE, "host_path": str(d / "workspace"), "mode": "RW"})
+        return Artifacts(network=network, volumes=tuple(volumes), workspace=WORKSPACE)
+
+    def cleanup(self, job_id: str, keep_workspace: bool) -> None:
+        d = self.job_dir(job_id)
+        if not d.exists():
+            return
+        if keep_workspace:
+            for child in d.iterdir():
+                if child.name != "workspace":
+                    child.unlink(missing_ok=True) if child.is_file() else shutil.rmtree(child, ignore_errors=True)
+        else:
+            shutil.rmtree(d, ignore_errors=True)

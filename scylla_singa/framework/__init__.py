@@ -1,0 +1,1 @@
+"""The Scylla framework: a pymesos scheduler that runs SINGA jobs as gangs of Docker containers."""

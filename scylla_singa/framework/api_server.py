@@ -1,0 +1,115 @@
+"""The framework's HTTP endpoint: progress intake from containers, and job control.
+
+Served on an address containers can reach (the swarm advertise address of
+the host), in its own thread with its own event loop:
+
+    POST /progress              PROGRESS JSON from the runtime (never blocks training)
+    GET  /api/jobs              every job with state and latest progress
+    GET  /api/jobs/{id}         one job's record and progress history
+    POST /api/jobs/{id}/kill    stop a job (needs the framework's control token)
+    GET  /health
+
+Control calls need `Authorization: Bearer <token>`; the token lives in the
+store's directory, readable by root only, so only local users who can read
+the store can kill jobs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from typing import Any, Callable
+
+from aiohttp import web
+
+from .progress import BadProgress, ProgressBook, parse_progress
+
+JobsView = Callable[[], list[dict[str, Any]]]
+
+
+class ApiServer:
+    def __init__(self, book: ProgressBook, jobs_view: JobsView, on_progress: Callable[[dict], None],
+                 on_kill: Callable[[str], bool], token: str, host: str = "0.0.0.0", port: int = 0) -> None:
+        self.book, self.jobs_view, self.on_progress, self.on_kill = book, jobs_view, on_progress, on_kill
+        self.token, self.host, self.port = token, host, port
+        self.extra_routes: list[web.RouteDef] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=1 << 20)
+        app.add_routes([web.post("/progress", self._progress), web.get("/api/jobs", self._jobs),
+                        web.get("/api/jobs/{job}", self._job), web.post("/api/jobs/{job}/kill", self._kill),
+                        web.get("/health", self._health)] + self.extra_routes)
+        return app
+
+    def start(self) -> int:
+        """Start serving; returns the bound port. Raises if it cannot bind."""
+        self._thread = threading.Thread(target=self._run, name="scylla-api", daemon=True)
+        self._thread.start()
+        self._ready.wait(30)
+        if self._error:
+            raise RuntimeError(f"cannot serve the framework API on {self.host}:{self.port}: {self._error}")
+        return self.port
+
+    def _run(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        try:
+            self._loop.run_until_complete(self._serve())
+        except BaseException as exc:  # noqa: BLE001 - reported to start()
+            self._error = exc
+            self._ready.set()
+            return
+        self._ready.set()
+        self._loop.run_forever()
+
+    async def _serve(self) -> None:
+        self._runner = web.AppRunner(self.app(), access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    def stop(self) -> None:
+        loop = self._loop
+        if loop is None or not loop.is_running():
+            return
+        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), loop).result(10)  # type: ignore[union-attr]
+        loop.call_soon_threadsafe(loop.stop)
+        if self._thread:
+            self._thread.join(10)
+
+    async def _progress(self, request: web.Request) -> web.Response:
+        try:
+            p = parse_progress(await request.json())
+        except (BadProgress, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            return web.Response(status=400, text=f"bad progress: {exc}")
+        self.book.add(p)
+        try:
+            self.on_progress(p)
+        except Exception:  # noqa: BLE001 - intake never fails the runtime's POST
+            pass
+        return web.Response(status=204)
+
+    async def _jobs(self, request: web.Request) -> web.Response:
+        return web.json_response(self.jobs_view())
+
+    async def _job(self, request: web.Request) -> web.Response:
+        job = request.match_info["job"]
+        for j in self.jobs_view():
+            if j["job"] == job:
+                return web.json_response({**j, "progress": self.book.history(job)})
+        return web.Response(status=404, text=f"no job {job}")
+
+    async def _kill(self, request: web.Request) -> web.Response:
+        if request.headers.get("Authorization") != f"Bearer {self.token}":
+            return web.Response(status=403, text="a valid control token is needed")
+        job = request.match_info["job"]
+        return web.Response(status=202) if self.on_kill(job) else web.Response(status=404, text=f"no job {job}")
+
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.json_response({"ok": True})

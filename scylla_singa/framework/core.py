@@ -1,0 +1,317 @@
+"""The framework's brain: jobs, held offers and gangs, as a pure state machine.
+
+`FrameworkCore.handle(event) -> [instructions]` is the only way its state
+changes; it knows nothing of pymesos, HTTP or Docker (the shell in
+shell.py does). That keeps every scheduling decision testable with plain
+dicts: offers trickling in, tasks failing, the framework restarting.
+
+Gang scheduling: offers are held while any job waits; on every change the
+waiting jobs (oldest first) are placed against all held offers; a job is
+launched only when every one of its processes fits at once. Offers nobody
+needs are declined with a filter; held offers are all released when the
+gang timeout passes without a fit, so a waiting job never hoards a cluster.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..jobconf.parse import parse_job_text
+from ..jobconf.plan import plan_job
+from ..placement.place import NotPlaced, Placed, place
+from ..placement.policy import Policy, load_policy
+from ..placement.status import Code
+from . import events as ev
+from .lifecycle import transition
+from .model import Job, JobSpec, JobState as S, TaskRecord, parse_task_id, task_id
+from .offers import agent_views, role_of
+from .retry import classify_failure
+from .taskinfo import build_task
+
+
+@dataclass(frozen=True)
+class CoreConfig:
+    gang_timeout_s: float = 30.0      # release held offers after this long without a fit
+    refuse_seconds: float = 5.0       # filter on offers declined because nobody needs them
+    retry_refuse_seconds: float = 1.0  # filter when releasing offers we may want back soon
+    backoff_base_s: float = 2.0
+    backoff_max_s: float = 60.0
+    kill_grace_s: float = 10.0
+    kill_timeout_s: float = 60.0      # after this, a task we killed counts as gone
+    progress_url: str | None = None
+
+
+@dataclass
+class HeldOffer:
+    offer: dict[str, Any]
+    since: float
+
+
+class FrameworkCore:
+    def __init__(self, config: CoreConfig = CoreConfig(),
+                 policy_loader: Callable[[str], Policy] = load_policy) -> None:
+        self.config = config
+        self.jobs: dict[str, Job] = {}
+        self.held: dict[str, HeldOffer] = {}
+        self.framework_id: str | None = None
+        self.suppressed = False
+        self.now = 0.0
+        self._policies: dict[str, Policy] = {}
+        self._policy_loader = policy_loader
+
+    # --- entry point ---------------------------------------------------------
+
+    def handle(self, event: ev.Event, now: float) -> list[ev.Instruction]:
+        """Apply one event at time `now`; return what the shell must do."""
+        self.now = max(self.now, now)
+        handler = getattr(self, "_on_" + type(event).__name__)
+        return handler(event)
+
+    # --- registration --------------------------------------------------------
+
+    def _on_Registered(self, e: ev.Registered) -> list[ev.Instruction]:
+        self.framework_id = e.framework_id
+        self.suppressed = False
+        known = tuple((t.task_id, t.agent_id) for j in self.jobs.values() for t in j.live_tasks())
+        out: list[ev.Instruction] = [ev.Reconcile(known)] if known else []
+        out.append(ev.Reconcile(()))  # implicit: learn of tasks we do not know (orphans)
+        return out + self._schedule()
+
+    def _on_Disconnected(self, e: ev.Disconnected) -> list[ev.Instruction]:
+        self.held.clear()  # offers die with the subscription
+        return []
+
+    # --- jobs ----------------------------------------------------------------
+
+    def policy(self, name: str) -> Policy:
+        if name not in self._policies:
+            self._policies[name] = self._policy_loader(name)
+        return self._policies[name]
+
+    def _on_SubmitJob(self, e: ev.SubmitJob) -> list[ev.Instruction]:
+        spec = e.spec
+        plan = plan_job(parse_job_text(spec.conf_text, spec.conf_path), spec.plan_options)
+        self.policy(spec.policy)
+        job = Job(spec, plan)
+        job.history.append((self.now, S.PREPARING.value, "submitted"))
+        self.jobs[spec.job_id] = job
+        return [ev.PrepareJob(spec.job_id), ev.Persist(spec.job_id)]
+
+    def _on_AdoptJob(self, e: ev.AdoptJob) -> list[ev.Instruction]:
+        job: Job = e.job
+        self.jobs[job.job_id] = job
+        self.policy(job.spec.policy)
+        if job.state is S.PREPARING:
+            return [ev.PrepareJob(job.job_id)]
+        return []
+
+    def _on_JobPrepared(self, e: ev.JobPrepared) -> list[ev.Instruction]:
+        job = self.jobs[e.job_id]
+        job.artifacts = e.artifacts
+        if job.state is not S.PREPARING:
+            return []
+        if e.cluster is not None:
+            never = place(job.plan, e.cluster, self.policy(job.spec.policy))
+            if isinstance(never, NotPlaced):
+                job.failure = f"can never fit this cluster: {never.summary()}"
+                transition(job, S.FAILED, job.failure, self.now)
+                return [ev.Persist(job.job_id), ev.JobEnded(job.job_id)]
+        transition(job, S.WAITING, "prepared", self.now)
+        return [ev.Persist(job.job_id)] + self._wake()
+
+    def _on_JobPrepareFailed(self, e: ev.JobPrepareFailed) -> list[ev.Instruction]:
+        job = self.jobs[e.job_id]
+        job.failure = e.message
+        if job.state is S.PREPARING:
+            transition(job, S.FAILED, e.message, self.now)
+        return [ev.Persist(job.job_id), ev.JobEnded(job.job_id)]
+
+    def _on_KillJob(self, e: ev.KillJob) -> list[ev.Instruction]:
+        job = self.jobs.get(e.job_id)
+        if job is None or job.state.terminal or job.state in (S.KILLING, S.FAILING):
+            return []
+        if job.state in (S.PREPARING, S.WAITING, S.BACKOFF):
+            transition(job, S.KILLED, "killed by the user", self.now)
+            return [ev.Persist(job.job_id), ev.JobEnded(job.job_id)] + self._schedule()
+        transition(job, S.KILLING, "killed by the user", self.now)
+        return self._kill_live(job) + self._settle(job)
+
+    # --- offers and gangs ------------------------------------------------------
+
+    def _on_OffersReceived(self, e: ev.OffersReceived) -> list[ev.Instruction]:
+        for offer in e.offers:
+            self.held[offer["id"]["value"]] = HeldOffer(offer, self.now)
+        return self._schedule()
+
+    def _on_OfferRescinded(self, e: ev.OfferRescinded) -> list[ev.Instruction]:
+        self.held.pop(e.offer_id, None)
+        return []
+
+    def _waiting(self) -> list[Job]:
+        return sorted((j for j in self.jobs.values() if j.state is S.WAITING), key=lambda j: j.spec.submitted_at)
+
+    def _wake(self) -> list[ev.Instruction]:
+        """A job started waiting: make sure offers come."""
+        out: list[ev.Instruction] = []
+        if self.suppressed:
+            self.suppressed = False
+            out.append(ev.Revive())
+        return out + self._schedule()
+
+    def _schedule(self) -> list[ev.Instruction]:
+        """Place waiting jobs on held offers; release what is not needed."""
+        out: list[ev.Instruction] = []
+        for job in self._waiting():
+            if not self.held:
+                job.waiting_reason = job.waiting_reason or "waiting for offers"
+                continue
+            result = place(job.plan, agent_views(h.offer for h in self.held.values()),
+                           self.policy(job.spec.policy))
+            if isinstance(result, Placed):
+                out += self._launch(job, result)
+            else:
+                job.waiting_reason = result.summary()
+        if not self._waiting():
+            if self.held:
+                out.append(ev.Decline(tuple(self.held), self.config.refuse_seconds))
+                self.held.clear()
+            if not self.suppressed and not self._expecting_offers():
+                self.suppressed = True
+                out.append(ev.Suppress())
+        return out
+
+    def _expecting_offers(self) -> bool:
+        return any(j.state is S.BACKOFF for j in self.jobs.values())
+
+    def _launch(self, job: Job, placed: Placed) -> list[ev.Instruction]:
+        job.attempt += 1
+        job.tasks = {}
+        job.waiting_reason = ""
+        out: list[ev.Instruction] = []
+        by_agent: dict[str, list[int]] = {}
+        for pid, agent in placed.assignment.items():
+            by_agent.setdefault(agent, []).append(pid)
+        procs = {p.id: p for p in job.plan.procs}
+        for agent, pids in by_agent.items():
+            offers = [h.offer for oid, h in self.held.items() if h.offer["agent_id"]["value"] == agent]
+            role, allocation = role_of(offers)
+            offers_bw = any(r.get("name") == "net_bw" for o in offers for r in o.get("resources", []))
+            tasks = []
+            for pid in sorted(pids):
+                tasks.append(build_task(job.spec, procs[pid], job.attempt, agent, job.artifacts, role, allocation,
+                                        placed.proc_cross_mbps[pid] if offers_bw else None,
+                                        self.config.progress_url, self.config.kill_grace_s))
+                tid = task_id(job.job_id, pid, job.attempt)
+                job.tasks[tid] = TaskRecord(tid, pid, job.attempt, agent, offers[0].get("hostname", agent),
+                                            updated_at=self.now)
+            ids = tuple(o["id"]["value"] for o in offers)
+            for oid in ids:
+                del self.held[oid]
+            out.append(ev.Accept(agent, ids, tuple(tasks), self.config.refuse_seconds))
+        transition(job, S.LAUNCHING, f"attempt {job.attempt} on {placed.agents_used} agent(s)", self.now)
+        return out + [ev.Persist(job.job_id)]
+
+    # --- task updates ---------------------------------------------------------
+
+    def _on_StatusUpdate(self, e: ev.StatusUpdate) -> list[ev.Instruction]:
+        status = e.status
+        tid = status["task_id"]["value"]
+        agent = status.get("agent_id", {}).get("value", "")
+        state = status["state"]
+        parsed = parse_task_id(tid)
+        job = self.jobs.get(parsed[0]) if parsed else None
+        record = job.tasks.get(tid) if job else None
+        if record is None:
+            # Not a task of a live attempt: an orphan from before a restart.
+            live = state not in ("TASK_FINISHED", "TASK_FAILED", "TASK_KILLED", "TASK_ERROR", "TASK_LOST",
+                                 "TASK_DROPPED", "TASK_GONE", "TASK_GONE_BY_OPERATOR", "TASK_UNKNOWN")
+            return [ev.KillTask(tid, agent)] if live else []
+        record.state = state
+        record.reason = status.get("reason", "")
+        record.message = status.get("message", "")
+        record.agent_id = agent or record.agent_id
+        record.updated_at = self.now
+        record.ip = _ip_of(status) or record.ip
+        return self._after_task_change(job, record) + [ev.Persist(job.job_id)]
+
+    def _after_task_change(self, job: Job, record: TaskRecord) -> list[ev.Instruction]:
+        if job.state in (S.LAUNCHING, S.RUNNING):
+            if record.state == "TASK_FINISHED":
+                if all(t.state == "TASK_FINISHED" for t in job.tasks.values()):
+                    transition(job, S.FINISHED, "every process finished", self.now)
+                    return [ev.JobEnded(job.job_id)]
+                return []
+            if record.terminal:
+                return self._process_failed(job, record)
+            if job.state is S.LAUNCHING and all(t.state == "TASK_RUNNING" or t.state == "TASK_FINISHED"
+                                                for t in job.tasks.values()):
+                transition(job, S.RUNNING, "every process running", self.now)
+            return []
+        return self._settle(job)
+
+    def _process_failed(self, job: Job, record: TaskRecord) -> list[ev.Instruction]:
+        verdict = classify_failure(record)
+        job.failed_task = record.task_id
+        job.failure = verdict.summary
+        if verdict.retryable and job.restarts < job.spec.max_restarts:
+            job.restarts += 1
+            job.restart_reasons.append(verdict.summary)
+            transition(job, S.RESTARTING, verdict.summary, self.now)
+        else:
+            why = verdict.summary if not verdict.retryable else \
+                f"{verdict.summary} (no restarts left of {job.spec.max_restarts})"
+            job.failure = why
+            transition(job, S.FAILING, why, self.now)
+        return self._kill_live(job) + self._settle(job)
+
+    def _kill_live(self, job: Job) -> list[ev.Instruction]:
+        job.kill_deadline = self.now + self.config.kill_grace_s + self.config.kill_timeout_s
+        return [ev.KillTask(t.task_id, t.agent_id) for t in job.live_tasks()]
+
+    def _settle(self, job: Job) -> list[ev.Instruction]:
+        """Finish RESTARTING/FAILING/KILLING once every task of the attempt is terminal."""
+        if job.live_tasks():
+            return []
+        if job.state is S.RESTARTING:
+            delay = min(self.config.backoff_max_s, self.config.backoff_base_s * 2 ** (job.restarts - 1))
+            job.not_before = self.now + delay
+            transition(job, S.BACKOFF, f"restart {job.restarts} in {delay:g}s", self.now)
+            return [ev.Persist(job.job_id)]
+        if job.state is S.FAILING:
+            transition(job, S.FAILED, job.failure, self.now)
+            return [ev.Persist(job.job_id), ev.JobEnded(job.job_id)] + self._schedule()
+        if job.state is S.KILLING:
+            transition(job, S.KILLED, "killed by the user", self.now)
+            return [ev.Persist(job.job_id), ev.JobEnded(job.job_id)] + self._schedule()
+        return []
+
+    # --- time -----------------------------------------------------------------
+
+    def _on_Tick(self, e: ev.Tick) -> list[ev.Instruction]:
+        out: list[ev.Instruction] = []
+        for job in list(self.jobs.values()):
+            if job.state is S.BACKOFF and self.now >= job.not_before:
+                transition(job, S.WAITING, f"restart {job.restarts}", self.now)
+                out += [ev.Persist(job.job_id)] + self._wake()
+            elif job.state in (S.RESTARTING, S.FAILING, S.KILLING) and self.now >= job.kill_deadline:
+                for t in job.live_tasks():
+                    t.state, t.message = "TASK_LOST", "no terminal update after kill; given up on it"
+                out += self._settle(job)
+        if self.held and self._waiting():
+            oldest = min(h.since for h in self.held.values())
+            if self.now - oldest >= self.config.gang_timeout_s:
+                out.append(ev.Decline(tuple(self.held), self.config.retry_refuse_seconds))
+                self.held.clear()
+        return out
+
+
+def _ip_of(status: dict[str, Any]) -> str:
+    for info in status.get("container_status", {}).get("network_infos", []):
+        for addr in info.get("ip_addresses", []):
+            if addr.get("ip_address"):
+                return addr["ip_address"]
+    return ""
+
+
+__all__ = ["FrameworkCore", "CoreConfig", "Code", "JobSpec"]

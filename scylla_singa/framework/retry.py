@@ -1,0 +1,39 @@
+"""Which process failures are worth a restart, and how to say what happened.
+
+A restart re-places the whole gang and resumes from the newest checkpoint;
+that helps when a host or container died, not when the job itself is wrong.
+So an unknown image, an invalid task or a runtime that exits with 2 (bad
+configuration, per docs/contracts.md) end the job at once: no retry storm.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .model import TaskRecord
+
+_NO_RETRY_REASONS = {"REASON_TASK_INVALID", "REASON_TASK_UNAUTHORIZED"}
+_IMAGE_MISSING = re.compile(r"(no such image|image .*not found|not found: manifest|pull access denied|"
+                            r"failed to pull|unable to find image)", re.I)
+_CONFIG_EXIT = re.compile(r"(exit(ed)?( with)? (status|code) 2\b|exit code: 2\b|returned 2\b)", re.I)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    retryable: bool
+    summary: str
+
+
+def classify_failure(task: TaskRecord) -> Verdict:
+    """Whether restarting the gang can help after `task` ended badly."""
+    what = f"process {task.proc} ({task.task_id}) on {task.hostname}: {task.state}"
+    detail = ", ".join(x for x in (task.reason, task.message) if x)
+    summary = f"{what}{' - ' + detail if detail else ''}"
+    if task.state == "TASK_ERROR" or task.reason in _NO_RETRY_REASONS:
+        return Verdict(False, summary)
+    if _IMAGE_MISSING.search(task.message):
+        return Verdict(False, summary)
+    if task.state == "TASK_FAILED" and _CONFIG_EXIT.search(task.message):
+        return Verdict(False, summary + " (bad job configuration; not restarted)")
+    return Verdict(True, summary)

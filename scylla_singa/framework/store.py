@@ -1,0 +1,130 @@
+"""The framework's durable memory: its framework id, every job, and progress.
+
+SQLite in $SCYLLA_HOME/framework.sqlite, so a restarted `scylla-singa`
+re-subscribes with the same framework id and carries its jobs on, and
+`scylla-singa jobs/status` can answer from another terminal. A job row is
+the JSON of its record; the plan is recomputed from the stored job.conf
+text. Thread-safe: one connection per thread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..jobconf.parse import parse_job_text
+from ..jobconf.plan import plan_job
+from .model import Artifacts, Job, JobSpec, JobState, TaskRecord
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS jobs (
+  job_id TEXT PRIMARY KEY, state TEXT NOT NULL, framework_id TEXT, submitted_at REAL NOT NULL,
+  updated_at REAL NOT NULL, record TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS progress (
+  job_id TEXT NOT NULL, at REAL NOT NULL, proc INTEGER, grp INTEGER, worker INTEGER, step INTEGER,
+  phase TEXT, loss REAL, accuracy REAL, samples_per_s REAL);
+CREATE INDEX IF NOT EXISTS progress_job ON progress (job_id, at);
+"""
+
+
+class JobStore:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        with self._db() as db:
+            db.executescript(SCHEMA)
+
+    def _db(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            self._local.conn = conn
+        return conn
+
+    # --- framework id -----------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        row = self._db().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._db().execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    # --- jobs -------------------------------------------------------------------
+
+    def save(self, job: Job, framework_id: str | None) -> None:
+        self._db().execute(
+            "INSERT OR REPLACE INTO jobs (job_id, state, framework_id, submitted_at, updated_at, record) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (job.job_id, job.state.value, framework_id, job.spec.submitted_at, time.time(),
+             json.dumps(job_to_dict(job))))
+
+    def load(self, job_id: str) -> Job | None:
+        row = self._db().execute("SELECT record FROM jobs WHERE job_id = ?", (job_id,)).fetchone()
+        return job_from_dict(json.loads(row[0])) if row else None
+
+    def find(self, prefix: str) -> list[str]:
+        rows = self._db().execute("SELECT job_id FROM jobs WHERE job_id = ? OR job_id LIKE ? ORDER BY submitted_at",
+                                  (prefix, prefix.replace("%", "") + "%")).fetchall()
+        exact = [r[0] for r in rows if r[0] == prefix]
+        return exact or [r[0] for r in rows]
+
+    def jobs(self) -> Iterator[tuple[str, str, str | None, float]]:
+        """(job id, state, framework id, submitted at), oldest first."""
+        yield from self._db().execute(
+            "SELECT job_id, state, framework_id, submitted_at FROM jobs ORDER BY submitted_at").fetchall()
+
+    def live_jobs(self) -> list[Job]:
+        rows = self._db().execute("SELECT record FROM jobs WHERE state NOT IN ('FINISHED', 'FAILED', 'KILLED') "
+                                  "ORDER BY submitted_at").fetchall()
+        return [job_from_dict(json.loads(r[0])) for r in rows]
+
+    # --- progress ---------------------------------------------------------------
+
+    def add_progress(self, job_id: str, p: dict[str, Any]) -> None:
+        self._db().execute(
+            "INSERT INTO progress (job_id, at, proc, grp, worker, step, phase, loss, accuracy, samples_per_s) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (job_id, time.time(), p.get("proc"), p.get("group"), p.get("worker"), p.get("step"),
+             p.get("phase", "train"), p.get("loss"), p.get("accuracy"), p.get("samples_per_s")))
+
+    def progress(self, job_id: str, limit: int = 2000) -> list[dict[str, Any]]:
+        rows = self._db().execute(
+            "SELECT at, proc, grp, worker, step, phase, loss, accuracy, samples_per_s FROM progress "
+            "WHERE job_id = ? ORDER BY at DESC LIMIT ?", (job_id, limit)).fetchall()
+        keys = ("at", "proc", "group", "worker", "step", "phase", "loss", "accuracy", "samples_per_s")
+        return [dict(zip(keys, r)) for r in reversed(rows)]
+
+
+def job_to_dict(job: Job) -> dict[str, Any]:
+    return {
+        "spec": dataclasses.asdict(job.spec),
+        "state": job.state.value, "attempt": job.attempt, "restarts": job.restarts,
+        "tasks": [dataclasses.asdict(t) for t in job.tasks.values()],
+        "artifacts": dataclasses.asdict(job.artifacts) if job.artifacts else None,
+        "waiting_reason": job.waiting_reason, "failure": job.failure, "failed_task": job.failed_task,
+        "restart_reasons": job.restart_reasons, "not_before": job.not_before, "kill_deadline": job.kill_deadline,
+        "history": job.history, "result": job.result,
+    }
+
+
+def job_from_dict(d: dict[str, Any]) -> Job:
+    spec = JobSpec(**d["spec"])
+    plan = plan_job(parse_job_text(spec.conf_text, spec.conf_path), spec.plan_options)
+    art = d.get("artifacts")
+    artifacts = None if art is None else Artifacts(
+        network=art["network"], volumes=tuple(art["volumes"]), uris=tuple(art["uris"]),
+        workspace=art["workspace"], env=tuple(tuple(x) for x in art["env"]))
+    job = Job(spec, plan, JobState(d["state"]), d["attempt"], d["restarts"],
+              {t["task_id"]: TaskRecord(**t) for t in d["tasks"]}, artifacts, d["waiting_reason"], d["failure"],
+              d["failed_task"], list(d["restart_reasons"]), d["not_before"], d["kill_deadline"],
+              [tuple(h) for h in d["history"]], dict(d["result"]))
+    return job

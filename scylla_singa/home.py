@@ -1,0 +1,27 @@
+"""Where scylla-singa keeps its state on this machine ($SCYLLA_HOME)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DEFAULT_HOME = "/var/lib/scylla-singa"
+
+
+def scylla_home() -> Path:
+    """$SCYLLA_HOME, default /var/lib/scylla-singa; created on first use."""
+    home = Path(os.environ.get("SCYLLA_HOME", DEFAULT_HOME))
+    home.mkdir(parents=True, exist_ok=True)
+    return home
+
+
+def jobs_root() -> Path:
+    return scylla_home() / "jobs"
+
+
+def allowed_roots() -> tuple[Path, ...]:
+    """Roots volume delivery may mount from: $SCYLLA_ALLOWED_ROOTS (colon-separated), default $SCYLLA_HOME/jobs."""
+    raw = os.environ.get("SCYLLA_ALLOWED_ROOTS")
+    if raw:
+        return tuple(Path(p) for p in raw.split(":") if p)
+    return (jobs_root(),)

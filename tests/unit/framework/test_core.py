@@ -1,0 +1,210 @@
+"""The framework core on plain Mesos JSON: gangs, declines, failures, restarts, kills."""
+
+from __future__ import annotations
+
+import pytest
+
+from scylla_singa.framework import events as ev
+from scylla_singa.framework.core import CoreConfig, FrameworkCore
+from scylla_singa.framework.lifecycle import IllegalTransition, transition
+from scylla_singa.framework.model import JobState as S, task_id
+from scylla_singa.placement.resources import Resources
+from scylla_singa.placement.snapshot import AgentView
+
+from .builders import ARTIFACTS, offer, spec, submit_and_prepare, update
+
+DOWNPOUR = "examples/frameworks/downpour.conf"
+
+
+def kinds(instructions) -> list[str]:
+    return [type(i).__name__ for i in instructions]
+
+
+def of(instructions, cls):
+    return [i for i in instructions if isinstance(i, cls)]
+
+
+@pytest.fixture
+def core() -> FrameworkCore:
+    c = FrameworkCore(CoreConfig(gang_timeout_s=30, progress_url="http://10.0.0.1:8080/progress"))
+    c.handle(ev.Registered("fw"), 0)
+    return c
+
+
+def test_submit_prepares_then_waits(core) -> None:
+    out = core.handle(ev.SubmitJob(spec()), 0)
+    assert kinds(out) == ["PrepareJob", "Persist"]
+    assert core.jobs["j1"].state is S.PREPARING
+    out = core.handle(ev.JobPrepared("j1", ARTIFACTS), 1)
+    assert core.jobs["j1"].state is S.WAITING
+    assert "Revive" in kinds(out)  # the core suppressed while idle; a waiting job revives
+
+
+def test_single_process_job_launches_on_first_fitting_offer(core) -> None:
+    submit_and_prepare(core, spec())
+    out = core.handle(ev.OffersReceived((offer("a1", cpus=1), offer("a2", cpus=4))), 2)
+    accept = of(out, ev.Accept)
+    assert len(accept) == 1 and accept[0].agent_id == "a2"
+    task = accept[0].tasks[0]
+    assert task["task_id"]["value"] == task_id("j1", 0, 1)
+    assert task["container"]["docker"]["network"] == "USER"
+    assert task["container"]["network_infos"] == [{"name": "scylla-j1"}]
+    assert {"key": "network-alias", "value": "j1-proc-0"} in task["container"]["docker"]["parameters"]
+    env = {v["name"]: v["value"] for v in task["command"]["environment"]["variables"]}
+    assert env["SCYLLA_PROGRESS_URL"] == "http://10.0.0.1:8080/progress" and env["MESOS_TASK_ID"] == task_id("j1", 0, 1)
+    assert "-resume" not in task["command"]["value"]
+    # the offer nobody needs is declined with a filter, and with nothing waiting the core suppresses
+    declines = of(out, ev.Decline)
+    assert declines and declines[0].refuse_seconds == 5.0 and "Suppress" in kinds(out)
+    assert core.jobs["j1"].state is S.LAUNCHING
+
+
+def test_gang_waits_for_offers_trickling_in_then_launches_all_at_once(core) -> None:
+    submit_and_prepare(core, spec(DOWNPOUR))  # 6 processes of 1 cpu
+    out = core.handle(ev.OffersReceived((offer("a1", cpus=2),)), 1)
+    assert not of(out, ev.Accept) and not of(out, ev.Decline)  # held, not declined
+    assert "0/1 agents can host process 2" in core.jobs["j1"].waiting_reason
+    out = core.handle(ev.OffersReceived((offer("a2", cpus=2),)), 2)
+    assert not of(out, ev.Accept)
+    out = core.handle(ev.OffersReceived((offer("a3", cpus=2),)), 3)
+    accepts = of(out, ev.Accept)
+    assert sorted(a.agent_id for a in accepts) == ["a1", "a2", "a3"]
+    assert sum(len(a.tasks) for a in accepts) == 6
+    assert core.held == {}
+
+
+def test_held_offers_are_released_after_the_gang_timeout(core) -> None:
+    submit_and_prepare(core, spec(DOWNPOUR))
+    core.handle(ev.OffersReceived((offer("a1", cpus=2), offer("a2", cpus=2))), 10)
+    assert core.handle(ev.Tick(39), 39) == []
+    out = core.handle(ev.Tick(40), 40)
+    assert kinds(out) == ["Decline"] and len(out[0].offer_ids) == 2 and out[0].refuse_seconds == 1.0
+    assert core.held == {} and core.jobs["j1"].state is S.WAITING
+
+
+def test_never_fits_fails_fast_naming_the_short_resource(core) -> None:
+    cluster = (AgentView("a1", "node1", Resources(1, 8192)),)
+    out = submit_and_prepare(core, spec(), cluster=cluster)
+    job = core.jobs["j1"]
+    assert job.state is S.FAILED
+    assert "can never fit this cluster" in job.failure and "insufficient cpus (need 2, free 1)" not in job.failure
+    assert "1 insufficient cpus" in job.failure
+    assert "JobEnded" in kinds(out)
+
+
+def launched(core, conf: str = "examples/digits-mlp/job.conf", agents=("a1",), **kw):
+    s = spec(conf, **kw)
+    submit_and_prepare(core, s)
+    out = core.handle(ev.OffersReceived(tuple(offer(a, cpus=8) for a in agents)), 1)
+    return [t["task_id"]["value"] for a in of(out, ev.Accept) for t in a.tasks]
+
+
+def test_running_then_finished(core) -> None:
+    tids = launched(core, DOWNPOUR, agents=("a1", "a2", "a3"))
+    for tid in tids:
+        core.handle(ev.StatusUpdate(update(tid, "TASK_RUNNING", "a1")), 2)
+    assert core.jobs["j1"].state is S.RUNNING
+    for tid in tids[:-1]:
+        assert "JobEnded" not in kinds(core.handle(ev.StatusUpdate(update(tid, "TASK_FINISHED", "a1")), 3))
+    out = core.handle(ev.StatusUpdate(update(tids[-1], "TASK_FINISHED", "a1")), 4)
+    assert core.jobs["j1"].state is S.FINISHED and "JobEnded" in kinds(out)
+
+
+def test_a_failed_process_restarts_the_whole_gang_with_backoff_and_resume(core) -> None:
+    tids = launched(core, DOWNPOUR, agents=("a1", "a2", "a3"))
+    for tid in tids:
+        core.handle(ev.StatusUpdate(update(tid, "TASK_RUNNING", "a1")), 2)
+    out = core.handle(ev.StatusUpdate(update(tids[0], "TASK_FAILED", "a1", message="exited 137")), 3)
+    job = core.jobs["j1"]
+    assert job.state is S.RESTARTING and job.restarts == 1
+    assert sorted(k.task_id for k in of(out, ev.KillTask)) == sorted(tids[1:])
+    for tid in tids[1:]:
+        core.handle(ev.StatusUpdate(update(tid, "TASK_KILLED", "a1")), 4)
+    assert job.state is S.BACKOFF and job.not_before == 4 + 2.0
+    assert core.handle(ev.Tick(5), 5) == []
+    out = core.handle(ev.Tick(6), 6)
+    assert job.state is S.WAITING and "Revive" in kinds(out)
+    out = core.handle(ev.OffersReceived(tuple(offer(a, cpus=8) for a in ("a1", "a2"))), 7)
+    tasks = [t for a in of(out, ev.Accept) for t in a.tasks]
+    assert len(tasks) == 6 and all(t["task_id"]["value"].endswith(".a2") for t in tasks)
+    assert all(t["command"]["value"].endswith(" -resume") for t in tasks)
+
+
+def test_out_of_restarts_fails_with_the_process_and_reason(core) -> None:
+    tids = launched(core, max_restarts=0)
+    out = core.handle(ev.StatusUpdate(update(tids[0], "TASK_FAILED", "a1", "REASON_COMMAND_EXECUTOR_FAILED",
+                                             "Command exited with status 1")), 2)
+    job = core.jobs["j1"]
+    assert job.state is S.FAILED and "JobEnded" in kinds(out)
+    assert "process 0" in job.failure and "exited with status 1" in job.failure
+    assert "no restarts left" in job.failure
+
+
+@pytest.mark.parametrize("state, reason, message", [
+    pytest.param("TASK_FAILED", "REASON_CONTAINER_LAUNCH_FAILED", "No such image: nope:latest", id="missing-image"),
+    pytest.param("TASK_ERROR", "REASON_TASK_INVALID", "USER network needs a name", id="invalid-task"),
+    pytest.param("TASK_FAILED", "REASON_COMMAND_EXECUTOR_FAILED", "Command exited with status 2", id="bad-config"),
+])
+def test_hopeless_failures_are_not_retried(core, state, reason, message) -> None:
+    tids = launched(core, max_restarts=5)
+    core.handle(ev.StatusUpdate(update(tids[0], state, "a1", reason, message)), 2)
+    job = core.jobs["j1"]
+    assert job.state is S.FAILED and job.restarts == 0
+    assert message in job.failure
+
+
+def test_user_kill_kills_every_task(core) -> None:
+    tids = launched(core, DOWNPOUR, agents=("a1", "a2", "a3"))
+    out = core.handle(ev.KillJob("j1"), 2)
+    assert sorted(k.task_id for k in of(out, ev.KillTask)) == sorted(tids)
+    for tid in tids:
+        out = core.handle(ev.StatusUpdate(update(tid, "TASK_KILLED", "a1")), 3)
+    assert core.jobs["j1"].state is S.KILLED and "JobEnded" in kinds(out)
+
+
+def test_kill_of_a_waiting_job_ends_it_at_once(core) -> None:
+    submit_and_prepare(core, spec(DOWNPOUR))
+    core.handle(ev.OffersReceived((offer("a1", cpus=1),)), 1)
+    out = core.handle(ev.KillJob("j1"), 2)
+    assert core.jobs["j1"].state is S.KILLED
+    assert of(out, ev.Decline)  # nothing waits any more: held offers released
+
+
+def test_tasks_that_never_report_after_a_kill_count_as_gone(core) -> None:
+    tids = launched(core)
+    core.handle(ev.KillJob("j1"), 2)
+    core.handle(ev.Tick(50), 50)
+    assert core.jobs["j1"].state is S.KILLING
+    core.handle(ev.Tick(2 + 10 + 60), 2 + 10 + 60)
+    assert core.jobs["j1"].state is S.KILLED
+    assert core.jobs["j1"].tasks[tids[0]].state == "TASK_LOST"
+
+
+def test_unknown_live_tasks_are_killed_as_orphans(core) -> None:
+    out = core.handle(ev.StatusUpdate(update("old-3f.proc-0.a1", "TASK_RUNNING", "a9")), 1)
+    assert out == [ev.KillTask("old-3f.proc-0.a1", "a9")]
+    assert core.handle(ev.StatusUpdate(update("old-3f.proc-0.a1", "TASK_KILLED", "a9")), 2) == []
+
+
+def test_reregistration_reconciles_known_tasks(core) -> None:
+    tids = launched(core)
+    out = core.handle(ev.Registered("fw"), 5)
+    reconciles = of(out, ev.Reconcile)
+    assert reconciles[0].task_ids == ((tids[0], "a1"),) and reconciles[1].task_ids == ()
+
+
+def test_two_jobs_from_one_framework_share_the_offers(core) -> None:
+    submit_and_prepare(core, spec(job_id="j1", submitted_at=1))
+    submit_and_prepare(core, spec(job_id="j2", submitted_at=2))
+    out = core.handle(ev.OffersReceived((offer("a1", cpus=2), offer("a2", cpus=2))), 3)
+    accepts = of(out, ev.Accept)
+    assert sorted(a.agent_id for a in accepts) == ["a1", "a2"]
+    assert {core.jobs["j1"].state, core.jobs["j2"].state} == {S.LAUNCHING}
+
+
+def test_illegal_transitions_raise_with_history(core) -> None:
+    submit_and_prepare(core, spec())
+    job = core.jobs["j1"]
+    with pytest.raises(IllegalTransition) as info:
+        transition(job, S.RUNNING, "test", 9)
+    assert "WAITING -> RUNNING is not allowed" in str(info.value) and "PREPARING (submitted)" in str(info.value)
