@@ -92,7 +92,16 @@ def _greedy(plan: JobPlan, agents: tuple[AgentView, ...], policy: Policy, start:
             return _not_placed(cycle, proc, policy, count)
         cycle.place(proc, _best(cycle, proc, start, mask))
     if policy.refine:
-        refine_cut(cycle, feasible)
+        used = sorted(set(cycle.assignment.values()))
+        sub, back = cycle.restricted(used)
+        for f in policy.filters:
+            f.pre_filter(sub)
+        refine_cut(sub, feasible)
+        by_id = {p.id: p for p in plan.procs}
+        for pid in list(cycle.assignment):
+            cycle.unplace(by_id[pid])
+        for pid, k in sub.assignment.items():
+            cycle.place(by_id[pid], back[k])
     return _placed(cycle)
 
 

@@ -55,6 +55,7 @@ class Cycle:
         self.free_mem = np.array([a.free.mem_mb for a in agents], dtype=float)
         self.free_gpus = np.array([a.free.gpus for a in agents], dtype=float)
         self.net_bw = np.array([np.inf if a.net_bw_mbps is None else a.net_bw_mbps for a in agents], dtype=float)
+        self.bandwidth_limited = bool(np.isfinite(self.net_bw).any())
         self.used_cpus = np.zeros(n)
         self.used_mem = np.zeros(n)
         self.used_gpus = np.zeros(n)
@@ -66,6 +67,20 @@ class Cycle:
             self.adjacency[e.src][e.dst] = e.bytes_per_step
             self.adjacency[e.dst][e.src] = e.bytes_per_step
         self.scratch: dict[str, Any] = {}
+
+    def restricted(self, indices: list[int]) -> tuple["Cycle", list[int]]:
+        """A cycle over only the agents at `indices`, with this cycle's placements replayed.
+
+        Returns it with the map from its agent indices back to ours. Local
+        search only ever moves a process next to its peers, i.e. onto agents
+        already in use, so it can run on this much smaller cycle.
+        """
+        sub = Cycle(self.plan, tuple(self.agents[i] for i in indices))
+        back = {i: k for k, i in enumerate(indices)}
+        by_id = {p.id: p for p in self.plan.procs}
+        for pid, i in self.assignment.items():
+            sub.place(by_id[pid], back[i])
+        return sub, list(indices)
 
     @property
     def size(self) -> int:

@@ -144,6 +144,8 @@ class Bandwidth(FilterPlugin):
     name: ClassVar[str] = "bandwidth"
 
     def feasible(self, cycle: Cycle, proc: ProcessPlan) -> np.ndarray:
+        if not cycle.bandwidth_limited:
+            return np.ones(cycle.size, dtype=bool)
         to_agents = cycle.bytes_to_agents(proc.id)
         total = to_agents.sum()
         mbps = cycle.bytes_per_step_to_mbps
