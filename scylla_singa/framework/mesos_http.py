@@ -52,11 +52,13 @@ class MesosHttp:
         return _get(f"http://{self.master}/master/state")
 
     def cluster_agents(self) -> tuple[AgentView, ...]:
-        """Every active agent at full size (for: can this job ever fit?)."""
+        """Every registered agent at full size (for: can this job ever fit?).
+
+        Agents that are disconnected right now count too: they may come
+        back, and failing a job for a transient outage would be wrong.
+        """
         views = []
         for s in self.master_state().get("slaves", []):
-            if not s.get("active", True):
-                continue
             res = _flat_resources(s.get("resources"))
             attrs = {k: v for k, v in (s.get("attributes") or {}).items()}
             bw = res.get("net_bw")

@@ -14,6 +14,7 @@ import os
 import pwd
 import secrets
 import signal
+import socket
 import sys
 import time
 from contextlib import ExitStack
@@ -130,7 +131,7 @@ class Session:
         self.shell.start(master, framework_id, user=pwd.getpwuid(os.getuid()).pw_name,
                          principal=opts.principal, secret=opts.secret)
         self.stack.callback(self._stop_shell)
-        if not self.shell.registered.wait(opts.connect_timeout_s):
+        if not self.shell.subscribed.wait(opts.connect_timeout_s):
             why = f": {self.shell.fatal}" if self.shell.fatal else ""
             raise UsageError(f"could not subscribe to the Mesos master at {master} within "
                              f"{opts.connect_timeout_s:g}s{why}; check --master and that the master is up")
@@ -167,11 +168,10 @@ class Session:
             if address:
                 self.console.print(f"using the local cluster's master at {address}")
                 return address
-        from ..mesos.embedded import EmbeddedMesos
+        from ..mesos.embedded import AgentSpec, EmbeddedMesos
 
-        embedded = EmbeddedMesos(agents=1, agent_resources=self.opts.agent_resources,
-                                 allowed_host_paths=[str(p) for p in allowed_roots()],
-                                 work_dir=str(scylla_home() / "embedded"))
+        agent = AgentSpec(resources=self.opts.agent_resources, hostname=socket.gethostname())
+        embedded = EmbeddedMesos([agent], allowed_host_paths=list(allowed_roots()), hdfs=self.opts.hdfs)
         embedded.start()
         self.stack.callback(embedded.stop)
         self.console.print(f"started an embedded Mesos master at {embedded.master_address} with one agent")

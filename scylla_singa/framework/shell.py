@@ -43,7 +43,7 @@ class FrameworkShell(Scheduler):
         self.master_uri = ""
         self.events: queue.Queue[ev.Event | None] = queue.Queue()
         self.lock = threading.RLock()
-        self.registered = threading.Event()
+        self.subscribed = threading.Event()
         self.fatal: str | None = None
         self.ended: dict[str, threading.Event] = {}
         self._worker: threading.Thread | None = None
@@ -214,7 +214,7 @@ class FrameworkShell(Scheduler):
         self._queue(lambda: ev.Registered(driver.framework_id), registered=True)
 
     def disconnected(self, driver) -> None:
-        self.registered.clear()
+        self.subscribed.clear()
         self._queue(ev.Disconnected)
 
     def resourceOffers(self, driver, offers) -> None:
@@ -235,7 +235,7 @@ class FrameworkShell(Scheduler):
     def error(self, driver, message) -> None:
         log.error("master says: %s", message)
         self.fatal = message
-        self.registered.clear()
+        self.subscribed.clear()
 
     def _queue(self, make: Callable[[], ev.Event], registered: bool = False) -> None:
         try:
@@ -244,6 +244,6 @@ class FrameworkShell(Scheduler):
                 fid = self.driver.framework_id if self.driver else None
                 if fid:
                     self.store.set_meta("framework_id", fid)
-                self.registered.set()
+                self.subscribed.set()
         except Exception:  # noqa: BLE001
             log.exception("queueing a Mesos event")
