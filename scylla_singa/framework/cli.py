@@ -64,8 +64,8 @@ def run_options(f):
         click.option("--cpus", type=click.FloatRange(min=0.01), help="CPUs per process (default: its threads)."),
         click.option("--mem", "mem_mb", type=click.IntRange(min=32), help="Memory per process in MB (default: estimated)."),
         click.option("--command", default=DEFAULT_COMMAND, show_default=True,
-                     help="Command template run in each container ({proc}, {job}, {workspace}); "
-                          "lets real SINGA images be used."),
+                     help="Command template run in each container ({proc}, {job}, {workspace}, {resume}: "
+                          "' -resume' on restarts, appended if absent); lets real SINGA images be used."),
         click.option("--agent-resources", metavar="SPEC",
                      help='Resources of the embedded agent, e.g. "cpus:8;mem:8192" (default: the machine\'s).'),
         click.option("--advertise-ip", help="Address containers use to reach this framework (default: the swarm's)."),

@@ -24,8 +24,14 @@ def scalar_resource(name: str, value: float, role: str, allocation_info: dict | 
 
 
 def command_line(spec: JobSpec, proc: int, artifacts: Artifacts, resume: bool) -> str:
-    cmd = spec.command.format(proc=proc, job=spec.job_id, workspace=artifacts.workspace)
-    return cmd + (" -resume" if resume else "")
+    """The template with {proc}, {job}, {workspace} and {resume} filled in.
+
+    {resume} is " -resume" on restarts and "" otherwise; a template without
+    it gets " -resume" appended on restarts.
+    """
+    flag = " -resume" if resume else ""
+    cmd = spec.command.format(proc=proc, job=spec.job_id, workspace=artifacts.workspace, resume=flag)
+    return cmd if "{resume" in spec.command else cmd + flag
 
 
 def build_task(spec: JobSpec, proc: ProcessPlan, attempt: int, agent_id: str, artifacts: Artifacts,

@@ -50,7 +50,7 @@ def test_a_job_bigger_than_the_cluster_fails_fast(cluster_factory) -> None:
 
 def test_failing_process_restarts_then_gives_up(cluster_factory) -> None:
     h = cluster_factory(["cpus:4;mem:4096"])
-    job = h.run(make_spec("fail-1", command="exit 1", max_restarts=2))
+    job = h.run(make_spec("fail-1", command="exit 1{resume:.0}", max_restarts=2))
     assert job.state is JobState.FAILED and job.restarts == 2 and job.attempt == 3
     assert "exited with status 1" in job.failure and "no restarts left" in job.failure
     assert len(job.restart_reasons) == 2

@@ -1,0 +1,56 @@
+"""Bad input to `run`: clear errors, exit codes, and nothing left behind."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from .conftest import assert_nothing_left, last_json
+
+
+def _no_jobs_left(scylla) -> None:
+    jobs_dir = scylla.home / "jobs"
+    assert not jobs_dir.exists() or not any(jobs_dir.iterdir())
+    assert not scylla.containers()
+
+
+@pytest.mark.parametrize("args, fragment", [
+    pytest.param(["examples/invalid/job.conf"], "examples/invalid/job.conf:120:3: nworkers_per_procs", id="invalid-conf"),
+    pytest.param(["examples/missing.conf"], "examples/missing.conf: no such file", id="missing-conf"),
+    pytest.param(["--policy", "tests/unit/placement/no-such.yaml", "examples/digits-mlp/job.conf"],
+                 "cannot read policy file", id="missing-policy"),
+    pytest.param(["--volume-root", "/etc/scylla-test", "examples/digits-mlp/job.conf"],
+                 "outside the allowed roots", id="volume-root"),
+])
+def test_refused_before_anything_starts(scylla, args, fragment) -> None:
+    r = scylla.run("run", *args, timeout=60)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert fragment in r.stderr and "Traceback" not in r.stderr
+    _no_jobs_left(scylla)
+
+
+def test_policy_file_errors_point_at_the_line(scylla, tmp_path) -> None:
+    bad = tmp_path / "p.yaml"
+    bad.write_text("name: mine\nfilters: [resources-fit]\nscores:\n  - {name: spred}\n")
+    r = scylla.run("run", "--policy", str(bad), "examples/digits-mlp/job.conf", timeout=60)
+    assert r.returncode == 2 and f"{bad}:4:12: 'spred' is unknown" in r.stderr
+
+
+def test_unreachable_master_gives_up_within_the_timeout(scylla) -> None:
+    started = time.monotonic()
+    r = scylla.run("run", "--master", "127.0.0.1:9", "--connect-timeout", "3s", "examples/digits-mlp/job.conf",
+                   timeout=120)
+    assert r.returncode == 2 and "could not subscribe to the Mesos master at 127.0.0.1:9 within 3s" in r.stderr
+    assert time.monotonic() - started < 60
+    _no_jobs_left(scylla)
+
+
+def test_missing_image_fails_once_with_the_reason_and_no_retry_storm(scylla) -> None:
+    r = scylla.run("run", "--json", "--image", "scylla-no-such-image:1", "--max-restarts", "5",
+                   "examples/digits-mlp/job.conf", timeout=300)
+    assert r.returncode == 1
+    out = last_json(r.stdout)
+    assert out["state"] == "FAILED" and out["restarts"] == 0
+    assert "scylla-no-such-image" in r.stderr
+    assert_nothing_left(scylla, out["job"])

@@ -1,0 +1,67 @@
+"""`scylla-singa run` end to end on the embedded master with real containers."""
+
+from __future__ import annotations
+
+import signal
+
+from .conftest import REPO, assert_nothing_left, last_json, wait_for
+
+
+def test_the_example_trains_above_90_percent_and_leaves_nothing(scylla) -> None:
+    r = scylla.run("run", "--json", "examples/digits-mlp/job.conf")
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = last_json(r.stdout)
+    assert out["state"] == "FINISHED" and out["test_accuracy"] >= 0.90, out
+    assert out["steps"] == 600 and out["restarts"] == 0
+    assert [p["id"] for p in out["procs"]] == [0] and out["procs"][0]["state"] == "TASK_FINISHED"
+    assert_nothing_left(scylla, out["job"])
+    assert (scylla.home / "jobs" / out["job"] / "workspace").is_dir()  # checkpoints are kept
+
+
+def test_downpour_trains_across_six_containers_on_its_overlay(scylla) -> None:
+    r = scylla.run("run", "--json", "--agent-resources", "cpus:8;mem:8192", "examples/frameworks/downpour.conf")
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = last_json(r.stdout)
+    assert out["state"] == "FINISHED" and out["test_accuracy"] >= 0.90, out
+    assert sorted(p["id"] for p in out["procs"]) == list(range(6))
+    assert_nothing_left(scylla, out["job"])
+
+
+def test_a_killed_container_restarts_the_gang_which_still_finishes(scylla, tmp_path) -> None:
+    conf = tmp_path / "long.conf"
+    conf.write_text((REPO / "examples/frameworks/hogwild.conf").read_text()
+                    .replace("train_steps: 600", "train_steps: 3000"))
+    p = scylla.start("run", "--json", "--agent-resources", "cpus:8;mem:8192", str(conf))
+    job = wait_for(lambda: scylla.job_ids(), 60, "the job to be submitted")[0]
+    wait_for(lambda: scylla.store().progress(job), 180, "training progress")
+    victim = wait_for(lambda: [c for c in scylla.containers(job) if c.status == "running"], 60, "a container")[0]
+    victim.kill()
+    out, err = p.communicate(timeout=600)
+    assert p.returncode == 0, err[-3000:]
+    result = last_json(out)
+    assert result["state"] == "FINISHED" and result["restarts"] >= 1 and result["test_accuracy"] >= 0.90, result
+    assert_nothing_left(scylla, job)
+
+
+def test_killing_the_framework_and_resuming_reconciles_without_duplicates(scylla, tmp_path, docker_client) -> None:
+    from scylla_singa.mesos.embedded import AgentSpec, EmbeddedMesos
+
+    conf = tmp_path / "long.conf"
+    conf.write_text((REPO / "examples/frameworks/allreduce.conf").read_text()
+                    .replace("train_steps: 600", "train_steps: 2500"))
+    with EmbeddedMesos([AgentSpec(resources="cpus:8;mem:8192")], docker_client=docker_client,
+                       allowed_host_paths=[scylla.home / "jobs"]) as mesos:
+        p = scylla.start("run", "--json", "--master", mesos.master_address, str(conf))
+        job = wait_for(lambda: scylla.job_ids(), 60, "the job to be submitted")[0]
+        wait_for(lambda: scylla.store().progress(job), 180, "training progress")
+        before = {c.id for c in scylla.containers(job)}
+        p.send_signal(signal.SIGKILL)
+        p.wait(30)
+        assert {c.id for c in scylla.containers(job) if c.status == "running"} == before  # tasks go on
+        r = scylla.run("resume", "--json", "--master", mesos.master_address, job, timeout=600)
+        assert r.returncode == 0, r.stderr[-3000:]
+        out = last_json(r.stdout)
+        assert out["state"] == "FINISHED" and out["restarts"] == 0 and out["test_accuracy"] >= 0.90, out
+        record = scylla.store().load(job)
+        assert record.attempt == 1  # nothing was launched twice
+        assert_nothing_left(scylla, job)

@@ -1,0 +1,205 @@
+"""Real Docker tasks through pymesos, the embedded master and a Docker agent (image scylla-tiny)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import docker
+import pytest
+import requests
+
+from scylla_singa.mesos.embedded import EmbeddedMesos
+from scylla_singa.mesos.testing import TestFramework, task_info
+from scylla_singa.swarm import create_job_network, remove_job_network
+
+TINY = "scylla-tiny:latest"
+
+
+@pytest.fixture(scope="module")
+def jobs_root(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("jobs")
+    (root / "j1").mkdir()
+    (root / "j1" / "input.txt").write_text("mounted\n")
+    return root
+
+
+@pytest.fixture(scope="module")
+def mesos(docker_client, jobs_root) -> Iterator[EmbeddedMesos]:
+    m = EmbeddedMesos([{"resources": "cpus:8;mem:8192;ports:[31000-31100]", "hostname": "dock"}],
+                      docker_client=docker_client, allowed_host_paths=[jobs_root], allocation_interval=0.2,
+                      retry_interval=0.5)
+    with m:
+        yield m
+        agent_ids = [a.agent_id for a in m.agents]
+    for agent_id in agent_ids:  # stopping the cluster removed every container of its agents
+        assert not docker_client.containers.list(all=True, filters={"label": f"scylla.agent={agent_id}"})
+
+
+@pytest.fixture(scope="module")
+def fw(mesos) -> Iterator[TestFramework]:
+    f = TestFramework(mesos.master_address, name="docker-tests").start()
+    yield f
+    f.stop()
+
+
+def _run(fw: TestFramework, final: str | tuple[str, ...], command: str, **kw) -> tuple[dict, dict]:
+    offer = fw.take_offer(cpus=1, mem=256)
+    task = task_info(offer["agent_id"], command=command, image=kw.pop("image", TINY), **kw)
+    fw.launch(offer, [task])
+    status = fw.wait_state(task["task_id"]["value"], (final,) if isinstance(final, str) else final + ("TASK_ERROR", "TASK_LOST"), timeout=60)
+    return task, status
+
+
+def _sandbox(mesos: EmbeddedMesos, task_id: str) -> Path:
+    state = requests.get(f"http://{mesos.agent_addresses[0]}/state", timeout=10).json()
+    for group in ("frameworks", "completed_frameworks"):
+        for f in state[group]:
+            for ex in f["executors"] + f["completed_executors"]:
+                if ex["id"] == task_id:
+                    return Path(ex["directory"])
+    raise AssertionError(f"{task_id} not in /state")
+
+
+def _containers(client: docker.DockerClient, task_id: str) -> list:
+    return client.containers.list(all=True, filters={"label": f"scylla.task={task_id}"})
+
+
+def test_task_writes_into_its_sandbox_and_exits_0(mesos, fw, docker_client) -> None:
+    cmd = ('echo "uid=$(id -u) pwd=$(pwd) sb=$MESOS_SANDBOX task=$MESOS_TASK_ID fw=$MESOS_FRAMEWORK_ID"; '
+           'echo result > /mnt/mesos/sandbox/out.txt; echo warn >&2')
+    task, status = _run(fw, "TASK_FINISHED", cmd, env={"X": "1"})
+    tid = task["task_id"]["value"]
+    assert fw.sched.states(tid) == ["TASK_STARTING", "TASK_RUNNING", "TASK_FINISHED"]
+    sandbox = _sandbox(mesos, tid)
+    assert (sandbox / "out.txt").read_text() == "result\n"
+    read = requests.get(f"http://{mesos.agent_addresses[0]}/files/read",
+                        params={"path": str(sandbox / "stdout"), "offset": 0}, timeout=10).json()
+    assert read["data"] == f"uid=65534 pwd=/mnt/mesos/sandbox sb=/mnt/mesos/sandbox task={tid} fw={fw.id}\n"
+    assert (sandbox / "stderr").read_text() == "warn\n"
+    fw.sched.wait(lambda: not _containers(docker_client, tid), what="the container to be removed")
+
+
+def test_nonzero_exit_fails_the_task(fw) -> None:
+    _, status = _run(fw, ("TASK_FAILED", "TASK_FINISHED"), "exit 1")
+    assert status["state"] == "TASK_FAILED" and "status 1" in status["message"]
+
+
+def test_memory_over_the_limit_fails_with_the_memory_reason(fw) -> None:
+    hog = "x=0123456789abcdef0123456789abcdef; while true; do x=$x$x; done"
+    _, status = _run(fw, ("TASK_FAILED", "TASK_FINISHED"), hog, mem=40)
+    assert status["state"] == "TASK_FAILED"
+    assert status["reason"] == "REASON_CONTAINER_LIMITATION_MEMORY" and "Memory limit" in status["message"]
+
+
+def test_kill_with_grace_sends_sigterm_first_and_ends_killed(mesos, fw, docker_client) -> None:
+    cmd = "trap 'echo got-term > /mnt/mesos/sandbox/term; exit 0' TERM; touch /mnt/mesos/sandbox/ready; " \
+          "while true; do sleep 0.1; done"
+    offer = fw.take_offer(cpus=1, mem=256)
+    task = task_info(offer["agent_id"], command=cmd, image=TINY, grace_s=10)
+    fw.launch(offer, [task])
+    tid = task["task_id"]["value"]
+    running = fw.wait_state(tid, "TASK_RUNNING", timeout=60)
+    ip = running["container_status"]["network_infos"][0]["ip_addresses"][0]["ip_address"]
+    assert ip.count(".") == 3
+    (container,) = _containers(docker_client, tid)
+    labels = container.labels
+    assert labels["scylla.managed"] == "true" and labels["scylla.framework"] == fw.id
+    assert labels["scylla.agent"] == mesos.agents[0].agent_id
+    host = container.attrs["HostConfig"]
+    assert host["CpuShares"] == 102 and host["Memory"] == 32 * 1024 * 1024 and not host["Privileged"]
+    assert not any("docker.sock" in b for b in host.get("Binds") or [])
+    sandbox = _sandbox(mesos, tid)
+    fw.sched.wait(lambda: (sandbox / "ready").exists(), what="the trap")
+    fw.driver.killTask(task["task_id"])
+    fw.wait_state(tid, "TASK_KILLED", timeout=30)
+    assert (sandbox / "term").read_text() == "got-term\n"
+
+
+def test_user_network_alias_and_labels_on_a_job_overlay(mesos, fw, docker_client, swarm_manager) -> None:
+    job = f"mt-{uuid.uuid4().hex[:8]}"
+    net = create_job_network(docker_client, job)
+    try:
+        offer = fw.take_offer(cpus=1, mem=256)
+        task = task_info(offer["agent_id"], image=TINY, command="sleep 300", network="USER")
+        task["container"]["network_infos"] = [{"name": net.name}]
+        task["container"]["docker"]["parameters"] = [{"key": "network-alias", "value": f"{job}-proc-0"},
+                                                     {"key": "label", "value": f"scylla.job={job}"}]
+        task["container"]["hostname"] = "proc0"
+        fw.launch(offer, [task])
+        tid = task["task_id"]["value"]
+        running = fw.wait_state(tid, "TASK_RUNNING", timeout=60)
+        info = running["container_status"]["network_infos"][0]
+        assert info["name"] == net.name and info["ip_addresses"][0]["ip_address"].startswith("10.")
+        (c,) = _containers(docker_client, tid)
+        assert c.labels["scylla.job"] == job and c.attrs["Config"]["Hostname"] == "proc0"
+        assert f"{job}-proc-0" in c.attrs["NetworkSettings"]["Networks"][net.name]["Aliases"]
+        fw.driver.killTask(task["task_id"])
+        fw.wait_state(tid, "TASK_KILLED", timeout=30)
+        fw.sched.wait(lambda: not _containers(docker_client, tid), what="container removal")
+    finally:
+        remove_job_network(docker_client, job)
+
+
+@pytest.mark.parametrize("mutate,state,text", [
+    (lambda t, root: t["container"]["docker"].update(image="no-such-image:never"), "TASK_FAILED",
+     "no-such-image"),
+    (lambda t, root: t["container"].update(network_infos=[{"name": "scylla-does-not-exist"}],
+                                           docker={**t["container"]["docker"], "network": "USER"}),
+     "TASK_FAILED", "does not exist"),
+    (lambda t, root: t["container"].update(volumes=[{"container_path": "/data", "host_path": "/etc",
+                                                     "mode": "RO"}]), "TASK_ERROR", "allowed host paths"),
+    (lambda t, root: t["container"].update(volumes=[{"container_path": "/s", "host_path": "/var/run/docker.sock",
+                                                     "mode": "RW"}]), "TASK_ERROR", "Docker socket"),
+], ids=["unknown-image", "missing-network", "volume-outside-allowed-roots", "docker-socket"])
+def test_tasks_the_agent_cannot_run(fw, jobs_root, mutate, state, text) -> None:
+    offer = fw.take_offer(cpus=1, mem=256)
+    task = task_info(offer["agent_id"], image=TINY, command="true")
+    mutate(task, jobs_root)
+    fw.launch(offer, [task])
+    status = fw.wait_state(task["task_id"]["value"], ("TASK_FAILED", "TASK_ERROR", "TASK_FINISHED"), timeout=60)
+    assert status["state"] == state and text in status["message"], status
+
+
+def test_allowed_volume_is_mounted_read_only(fw, jobs_root) -> None:
+    offer = fw.take_offer(cpus=1, mem=256)
+    task = task_info(offer["agent_id"], image=TINY,
+                     command="cat /data/input.txt && ! touch /data/new 2>/dev/null")
+    task["container"]["volumes"] = [{"container_path": "/data", "host_path": str(jobs_root / "j1"), "mode": "RO"}]
+    fw.launch(offer, [task])
+    assert fw.wait_state(task["task_id"]["value"], ("TASK_FINISHED", "TASK_FAILED"), 60)["state"] == "TASK_FINISHED"
+
+
+def test_agent_restart_recovers_a_running_container(mesos, fw, docker_client) -> None:
+    offer = fw.take_offer(cpus=1, mem=256)
+    task = task_info(offer["agent_id"], image=TINY, command="sleep 300", grace_s=0)
+    fw.launch(offer, [task])
+    tid = task["task_id"]["value"]
+    fw.wait_state(tid, "TASK_RUNNING", timeout=60)
+    mesos.stop_agent(0, kill=False)
+    assert [c.status for c in _containers(docker_client, tid)] == ["running"]
+    mesos.start_agent(0)
+    fw.driver.killTask(task["task_id"])
+    fw.wait_state(tid, "TASK_KILLED", timeout=30)
+    state = requests.get(f"http://{mesos.master_address}/master/state", timeout=10).json()
+    assert json.dumps(state).count(tid) >= 1
+
+
+def test_stopping_embedded_mesos_removes_its_containers(docker_client) -> None:
+    m = EmbeddedMesos(1, docker_client=docker_client, allocation_interval=0.2).start()
+    try:
+        f = TestFramework(m.master_address).start()
+        try:
+            offer = f.take_offer()
+            task = task_info(offer["agent_id"], image=TINY, command="sleep 300")
+            f.launch(offer, [task])
+            f.wait_state(task["task_id"]["value"], "TASK_RUNNING", timeout=60)
+        finally:
+            f.stop(teardown=False)
+        agent_id = m.agents[0].agent_id
+    finally:
+        m.stop()
+    m.stop()  # idempotent
+    assert not docker_client.containers.list(all=True, filters={"label": f"scylla.agent={agent_id}"})

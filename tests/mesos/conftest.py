@@ -1,0 +1,104 @@
+"""Fixtures for pymesos-against-the-master tests (simulated agents, no Docker)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+
+from scylla_singa.mesos.embedded import EmbeddedMesos
+from scylla_singa.mesos.recordio import Decoder
+from scylla_singa.mesos.testing import TestFramework
+
+
+@pytest.fixture(autouse=True)
+def scylla_home(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("SCYLLA_HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture
+def cluster() -> Iterator[Any]:
+    """`cluster(**kw)` starts an EmbeddedMesos (simulated agents, 0.2 s allocation interval); all stopped at the end."""
+    made: list[EmbeddedMesos] = []
+
+    def make(agents: Any = 2, **kw: Any) -> EmbeddedMesos:
+        kw.setdefault("simulate", True)
+        kw.setdefault("allocation_interval", 0.2)
+        kw.setdefault("retry_interval", 0.5)
+        m = EmbeddedMesos(agents, **kw)
+        made.append(m)
+        return m.start()
+    yield make
+    for m in made:
+        m.stop()
+
+
+@pytest.fixture
+def framework() -> Iterator[Any]:
+    """`framework(master, **kw)` starts a TestFramework; all stopped (TEARDOWN) at the end."""
+    made: list[TestFramework] = []
+
+    def make(master: str, start: bool = True, **kw: Any) -> TestFramework:
+        f = TestFramework(master, **kw)
+        made.append(f)
+        return f.start() if start else f
+    yield make
+    for f in made:
+        f.stop()
+
+
+class RawSubscription:
+    """A hand-made SUBSCRIBE over HTTP: its stream id, framework id, and events as they come."""
+
+    def __init__(self, master: str, body: dict[str, Any] | None = None, **headers: str) -> None:
+        self.master = master
+        body = body or {"type": "SUBSCRIBE", "subscribe": {"framework_info": {"user": "u", "name": "raw"}}}
+        self.resp = requests.post(f"http://{master}/api/v1/scheduler", json=body, stream=True, timeout=10,
+                                  headers=headers)
+        self.stream_id = self.resp.headers.get("Mesos-Stream-Id")
+        self._decoder = Decoder()
+        self._pending: list[dict[str, Any]] = []
+        self.framework_id = None
+        if self.resp.status_code == 200:
+            self.framework_id = self.next_event()["subscribed"]["framework_id"]["value"]
+
+    def next_event(self) -> dict[str, Any]:
+        while not self._pending:
+            chunk = self.resp.raw.read1(65536) if hasattr(self.resp.raw, "read1") else self.resp.raw.read(1)
+            if not chunk:
+                raise EOFError("event stream ended")
+            self._pending += [json.loads(r) for r in self._decoder.feed(chunk)]
+        return self._pending.pop(0)
+
+    def next_of(self, kind: str, limit: int = 50) -> dict[str, Any]:
+        for _ in range(limit):
+            ev = self.next_event()
+            if ev["type"] == kind:
+                return ev
+        raise AssertionError(f"no {kind} event in {limit} events")
+
+    def call(self, body: dict[str, Any], stream_id: str | None = "same", **headers: str) -> requests.Response:
+        if stream_id == "same":
+            stream_id = self.stream_id
+        if stream_id is not None:
+            headers["Mesos-Stream-Id"] = stream_id
+        return requests.post(f"http://{self.master}/api/v1/scheduler", json=body, headers=headers, timeout=10)
+
+    def close(self) -> None:
+        self.resp.close()
+
+
+@pytest.fixture
+def raw() -> Iterator[Any]:
+    made: list[RawSubscription] = []
+
+    def make(master: str, body: dict[str, Any] | None = None, **headers: str) -> RawSubscription:
+        s = RawSubscription(master, body, **headers)
+        made.append(s)
+        return s
+    yield make
+    for s in made:
+        s.close()

@@ -1,0 +1,63 @@
+"""The fetcher on local files: extraction, executables, output names, refusals."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import io
+import os
+import zipfile
+
+import pytest
+
+from scylla_singa.mesos.fetcher import FetchError, fetch_all, webhdfs_open_url
+
+
+def _fetch(uris, sandbox, hdfs=None):
+    return asyncio.run(fetch_all(uris, sandbox, hdfs))
+
+
+def test_zip_and_gz_are_extracted_and_executables_are_not(tmp_path) -> None:
+    src, sb = tmp_path / "src", tmp_path / "sb"
+    src.mkdir()
+    sb.mkdir()
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("dir/a.txt", "A")
+    (src / "bundle.zip").write_bytes(buf.getvalue())
+    (src / "data.txt.gz").write_bytes(gzip.compress(b"G"))
+    (src / "tool.tar.gz").write_bytes(b"not really an archive")
+    _fetch([{"value": str(src / "bundle.zip")}, {"value": f"file://{src / 'data.txt.gz'}"},
+            {"value": str(src / "tool.tar.gz"), "executable": True}], sb)
+    assert (sb / "dir" / "a.txt").read_text() == "A" and (sb / "data.txt").read_bytes() == b"G"
+    assert os.access(sb / "tool.tar.gz", os.X_OK)
+
+
+def test_extract_false_keeps_the_archive(tmp_path) -> None:
+    (tmp_path / "x.zip").write_bytes(b"junk")
+    sb = tmp_path / "sb"
+    sb.mkdir()
+    _fetch([{"value": str(tmp_path / "x.zip"), "extract": False, "output_file": "kept.zip"}], sb)
+    assert (sb / "kept.zip").read_bytes() == b"junk"
+
+
+@pytest.mark.parametrize("uri,hdfs,message", [
+    ({"value": "/no/such/file"}, None, "no such file"),
+    ({"value": "ftp://h/x"}, None, "unsupported URI scheme"),
+    ({"value": "hdfs://nn/x"}, None, "--hdfs"),
+    ({"value": "/etc/hostname", "output_file": "../escape"}, None, "leaves the sandbox"),
+    ({"value": "bad.zip"}, None, "bad.zip"),
+], ids=["missing", "scheme", "hdfs-without-endpoint", "output-escape", "corrupt-zip"])
+def test_failures_name_the_uri(tmp_path, uri, hdfs, message) -> None:
+    sb = tmp_path / "sb"
+    sb.mkdir()
+    if uri["value"] == "bad.zip":
+        (tmp_path / "bad.zip").write_bytes(b"nope")
+        uri = {"value": str(tmp_path / "bad.zip")}
+    with pytest.raises(FetchError, match=message):
+        _fetch([uri], sb, hdfs)
+
+
+def test_webhdfs_url() -> None:
+    assert webhdfs_open_url("http://nn:9870/", "hdfs://nn:8020/jobs/j1/job.conf") == \
+        "http://nn:9870/webhdfs/v1/jobs/j1/job.conf?op=OPEN"

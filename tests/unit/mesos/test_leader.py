@@ -1,0 +1,105 @@
+"""Leader election: zk:// URLs, pymesos's leader rule, and the ZooKeeper elector against a fake client."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from scylla_singa.mesos.leader import (StandaloneElector, ZooKeeperElector, address_of, choose_leader,
+                                       parse_zk_url)
+
+
+@pytest.mark.parametrize("url,hosts,path", [
+    ("zk://h1:2181/mesos", "h1:2181", "/mesos"), ("zk://a:1,b:2/x/y/", "a:1,b:2", "/x/y"),
+    ("zk://user:pw@h:2181/m", "h:2181", "/m"), ("zk://h:2181", "h:2181", "/")],
+    ids=["one", "many-nested", "auth", "root"])
+def test_parse_zk_url(url, hosts, path) -> None:
+    assert parse_zk_url(url) == (hosts, path)
+
+
+def test_parse_zk_url_refuses_other_schemes() -> None:
+    with pytest.raises(ValueError):
+        parse_zk_url("http://h:2181/mesos")
+
+
+def test_choose_leader_follows_pymesos() -> None:
+    assert choose_leader(["json.info_0000000003", "log_replicas", "json.info_0000000001"]) == "json.info_0000000001"
+    assert choose_leader(["log_replicas"]) is None
+
+
+class FakeZK:
+    """Just enough of KazooClient for the elector: sequential ephemeral nodes and a children watch."""
+
+    def __init__(self, hosts: str) -> None:
+        self.hosts = hosts
+        self.nodes: dict[str, bytes] = {}
+        self.seq = 0
+        self.watchers = []
+        self.started = False
+
+    def start(self, timeout: float) -> None:
+        self.started = True
+
+    def ensure_path(self, path: str) -> None:
+        pass
+
+    def create(self, path: str, value: bytes, ephemeral: bool, sequence: bool) -> str:
+        assert ephemeral and sequence
+        self.seq += 1
+        name = f"{path}{self.seq:010d}"
+        self.nodes[name] = value
+        self._fire()
+        return name
+
+    def delete(self, path: str) -> None:
+        self.nodes.pop(path, None)
+        self._fire()
+
+    def get(self, path: str):
+        return self.nodes[path], None
+
+    def ChildrenWatch(self, path: str, fn):  # noqa: N802 - kazoo's name
+        self.watchers.append((path, fn))
+        fn(self._children(path))
+
+    def _children(self, path: str) -> list[str]:
+        return [n.rsplit("/", 1)[1] for n in self.nodes if n.startswith(path + "/")]
+
+    def _fire(self) -> None:
+        for path, fn in self.watchers:
+            fn(self._children(path))
+
+    def stop(self) -> None:
+        self.started = False
+
+    def close(self) -> None:
+        pass
+
+
+def _info(ip: str, port: int) -> dict:
+    return {"id": ip, "hostname": ip, "port": port, "address": {"hostname": ip, "ip": ip, "port": port}}
+
+
+def test_zookeeper_elector_publishes_json_info_and_reports_the_leader() -> None:
+    zk = FakeZK("h:2181")
+    seen: list = []
+    first = ZooKeeperElector("zk://h:2181/mesos", client_factory=lambda hosts: zk)
+    first.start(_info("10.0.0.1", 5050), seen.append)
+    (node,) = zk.nodes
+    assert node.startswith("/mesos/json.info_") and json.loads(zk.nodes[node])["address"]["port"] == 5050
+    assert seen == ["10.0.0.1:5050"]
+    second_seen: list = []
+    second = ZooKeeperElector("zk://h:2181/mesos", client_factory=lambda hosts: zk)
+    second.start(_info("10.0.0.2", 5051), second_seen.append)
+    assert second_seen == ["10.0.0.1:5050"]  # the first keeps the lead
+    first.stop()
+    assert second_seen[-1] == "10.0.0.2:5051" and seen == ["10.0.0.1:5050"]
+    second.stop()
+
+
+def test_standalone_elector_leads_at_once() -> None:
+    seen: list = []
+    StandaloneElector().start(_info("127.0.0.1", 1), seen.append)
+    assert seen == ["127.0.0.1:1"]
+    assert address_of({"address": {"hostname": "h", "port": 2}}) == "h:2"
