@@ -20,12 +20,19 @@ from dataclasses import dataclass
 
 import docker
 import docker.errors
+import docker.types
 from docker.models.networks import Network
 
 JOB_LABEL = "scylla.job"
 MANAGED_LABEL = "scylla.managed"
 NETWORK_PREFIX = "scylla-"
 _SAFE = re.compile(r"[^a-zA-Z0-9_.-]")
+# Every job overlay gets a /24 of this pool. Containers also have an egress
+# interface on docker_gwbridge, so without more a container could send to
+# another job's address through the host; one DROP rule for the pool on
+# docker_gwbridge keeps jobs apart (and such packets on this host).
+JOB_POOL = ipaddress.ip_network("10.213.0.0/16")
+ISOLATION_RULE = ["DOCKER-USER", "-i", "docker_gwbridge", "-d", str(JOB_POOL), "-j", "DROP"]
 
 
 class SwarmError(RuntimeError):
@@ -90,6 +97,7 @@ def ensure_swarm(client: docker.DockerClient, advertise_addr: str | None = None)
     current = swarm_state(client)
     local = host_addresses()
     if current and current.is_manager and current.node_addr in local:
+        ensure_job_isolation()
         return current
     if current and not current.is_manager:
         raise SwarmError(f"this Docker engine is a worker of a swarm managed elsewhere (node {current.node_id}); "
@@ -101,6 +109,7 @@ def ensure_swarm(client: docker.DockerClient, advertise_addr: str | None = None)
     new = swarm_state(client)
     if new is None:
         raise SwarmError(f"docker swarm init on {addr} did not leave the engine in an active swarm")
+    ensure_job_isolation()
     return new
 
 
@@ -119,9 +128,47 @@ def create_job_network(client: docker.DockerClient, job_id: str, encrypted: bool
             raise SwarmError(f"network {name} exists but does not belong to job {job_id}; remove it or rename the job")
         return net
     options = {"encrypted": "true"} if encrypted else {}
-    net = client.networks.create(name, driver="overlay", attachable=True, check_duplicate=True,
-                                 options=options, labels={JOB_LABEL: job_id, MANAGED_LABEL: "true"})
-    return _wait_allocated(net)
+    for subnet in _free_subnets(client):
+        ipam = docker.types.IPAMConfig(pool_configs=[docker.types.IPAMPool(subnet=str(subnet))])
+        try:
+            net = client.networks.create(name, driver="overlay", attachable=True, check_duplicate=True, ipam=ipam,
+                                         options=options, labels={JOB_LABEL: job_id, MANAGED_LABEL: "true"})
+        except docker.errors.APIError as exc:
+            if "overlap" in str(exc).lower() or "pool" in str(exc).lower():
+                continue  # taken by a network created meanwhile: try the next one
+            raise
+        return _wait_allocated(net)
+    raise SwarmError(f"no free /24 left in the job network pool {JOB_POOL}; remove finished jobs' networks "
+                     "(`scylla-singa swarm gc`)")
+
+
+def _free_subnets(client: docker.DockerClient):
+    """/24s of JOB_POOL no network of this engine uses, in order."""
+    used = set()
+    for net in client.api.networks():
+        for cfg in (net.get("IPAM") or {}).get("Config") or []:
+            if cfg.get("Subnet"):
+                used.add(ipaddress.ip_network(cfg["Subnet"], strict=False))
+    for subnet in JOB_POOL.subnets(new_prefix=24):
+        if not any(subnet.overlaps(u) for u in used):
+            yield subnet
+
+
+def ensure_job_isolation(netns: str | None = None) -> None:
+    """Install (once) the rule dropping traffic from docker_gwbridge to job overlays.
+
+    `netns` names a network namespace (a cluster-in-a-box host) whose engine
+    needs the rule too. Needs root and iptables; raises SwarmError otherwise.
+    """
+    prefix = ["nsenter", f"--net=/var/run/netns/{netns}"] if netns else []
+    check = subprocess.run(prefix + ["iptables", "-C", *ISOLATION_RULE], capture_output=True)
+    if check.returncode == 0:
+        return
+    # DOCKER-USER exists once dockerd has started; it is where Docker lets users filter.
+    insert = subprocess.run(prefix + ["iptables", "-I", *ISOLATION_RULE], capture_output=True, text=True)
+    if insert.returncode != 0:
+        raise SwarmError(f"cannot install the job isolation rule (iptables -I {' '.join(ISOLATION_RULE)}): "
+                         f"{insert.stderr.strip()}; run as root with iptables")
 
 
 def _wait_allocated(net: Network, timeout_s: float = 15.0) -> Network:

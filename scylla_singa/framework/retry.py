@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from .model import TaskRecord
 
 _NO_RETRY_REASONS = {"REASON_TASK_INVALID", "REASON_TASK_UNAUTHORIZED"}
-_IMAGE_MISSING = re.compile(r"(no such image|image .*not found|not found: manifest|pull access denied|"
-                            r"failed to pull|unable to find image)", re.I)
+_IMAGE_MISSING = re.compile(r"(no such image|image .*(not found|not on the agent|cannot be pulled)|"
+                            r"not found: manifest|pull access denied|failed to pull|unable to find image)", re.I)
 _CONFIG_EXIT = re.compile(r"(exit(ed)?( with)? (status|code) 2\b|exit code: 2\b|returned 2\b)", re.I)
 
 

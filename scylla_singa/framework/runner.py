@@ -114,7 +114,10 @@ class Session:
         self.book = ProgressBook()
         self.shell: FrameworkShell | None = None
 
-    def open(self, framework_id: str | None = None) -> None:
+    def open(self, framework_id: str | None = None, adopt: list[Job] = ()) -> None:
+        """Connect everything. Jobs to `adopt` are handed to the core before the
+        driver subscribes, so reconciliation already knows their tasks (an
+        unknown task would be killed as an orphan)."""
         opts = self.opts
         delivery = make_delivery(opts)
         manager, advertise = self._swarm()
@@ -128,6 +131,8 @@ class Session:
         core = FrameworkCore(CoreConfig(gang_timeout_s=opts.gang_timeout_s, kill_grace_s=opts.kill_grace_s,
                                         progress_url=f"{self.api_url}/progress"))
         self.shell = FrameworkShell(core, self.store, delivery, manager, self.book)
+        for job in adopt:
+            self.shell.adopt(job)
         self.shell.start(master, framework_id, user=pwd.getpwuid(os.getuid()).pw_name,
                          principal=opts.principal, secret=opts.secret)
         self.stack.callback(self._stop_shell)
@@ -303,9 +308,7 @@ def resume_jobs(job_prefix: str | None, opts: RunOptions) -> int:
     if not opts.master:
         opts.master = session.store.get_meta(f"master:{fid}")
     try:
-        session.open(framework_id=fid)
-        for job in live:
-            session.shell.adopt(job)
+        session.open(framework_id=fid, adopt=live)
         console.print(f"resumed framework {fid}: {', '.join(j.job_id for j in live)}")
         jobs = session.follow([j.job_id for j in live])
         return report(jobs, console, opts.as_json)

@@ -44,7 +44,7 @@ def test_job_overlay_is_attachable_labelled_and_removable(docker_client, swarm_m
 def test_two_containers_resolve_each_other_by_name_and_exchange_bytes(docker_client, swarm_manager) -> None:
     job = _job()
     result = run_overlay_check(docker_client, TINY, job)
-    assert result.server_ip.startswith("10.")
+    assert result.server_ip.startswith("10.213.")
     assert not _exists(docker_client, result.network)
     assert not docker_client.containers.list(all=True, filters={"label": f"{JOB_LABEL}={job}"})
 
@@ -67,3 +67,20 @@ def test_networks_of_two_jobs_are_separate(docker_client, swarm_manager) -> None
     finally:
         remove_job_network(docker_client, a)
         remove_job_network(docker_client, b)
+
+
+def test_job_networks_come_from_the_pool_behind_the_isolation_rule(docker_client, swarm_manager) -> None:
+    import subprocess
+
+    from scylla_singa.swarm import ISOLATION_RULE, JOB_POOL
+
+    job = _job()
+    net = create_job_network(docker_client, job)
+    try:
+        import ipaddress
+
+        subnet = ipaddress.ip_network(net.attrs["IPAM"]["Config"][0]["Subnet"])
+        assert subnet.subnet_of(JOB_POOL) and subnet.prefixlen == 24
+        assert subprocess.run(["iptables", "-C", *ISOLATION_RULE]).returncode == 0
+    finally:
+        remove_job_network(docker_client, job)

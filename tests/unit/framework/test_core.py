@@ -208,3 +208,17 @@ def test_illegal_transitions_raise_with_history(core) -> None:
     with pytest.raises(IllegalTransition) as info:
         transition(job, S.RUNNING, "test", 9)
     assert "WAITING -> RUNNING is not allowed" in str(info.value) and "PREPARING (submitted)" in str(info.value)
+
+
+def test_an_adopted_job_keeps_its_running_tasks_through_reconciliation() -> None:
+    first = FrameworkCore()
+    first.handle(ev.Registered("fw"), 0)
+    tids = launched(first)
+    first.handle(ev.StatusUpdate(update(tids[0], "TASK_RUNNING", "a1")), 2)
+    job = first.jobs["j1"]
+    second = FrameworkCore()   # a restarted framework process
+    second.handle(ev.AdoptJob(job), 10)
+    out = second.handle(ev.Registered("fw"), 10)
+    assert of(out, ev.Reconcile)[0].task_ids == ((tids[0], "a1"),)
+    out = second.handle(ev.StatusUpdate(update(tids[0], "TASK_RUNNING", "a1", "REASON_RECONCILIATION")), 11)
+    assert not of(out, ev.KillTask) and second.jobs["j1"].state is S.RUNNING

@@ -171,6 +171,9 @@ def test_hdfs_delivery_uploads_and_hands_uris_to_the_fetcher() -> None:
     pytest.param("TASK_FAILED", "REASON_COMMAND_EXECUTOR_FAILED", "Command exited with status 137", True, id="killed"),
     pytest.param("TASK_LOST", "REASON_AGENT_REMOVED", "agent gone", True, id="lost"),
     pytest.param("TASK_FAILED", "REASON_CONTAINER_LAUNCH_FAILED", "No such image: x:1", False, id="image"),
+    pytest.param("TASK_FAILED", "REASON_CONTAINER_LAUNCH_FAILED",
+                 "Failed to launch container: image x:1 is not on the agent and cannot be pulled: dial tcp", False,
+                 id="image-not-on-agent"),
     pytest.param("TASK_ERROR", "REASON_TASK_INVALID", "bad", False, id="invalid"),
     pytest.param("TASK_FAILED", "REASON_COMMAND_EXECUTOR_FAILED", "Command exited with status 2", False, id="config"),
 ])
