@@ -39,7 +39,7 @@ if ! ls "$WHEELHOUSE"/http_parser-0.9.0-*.whl >/dev/null 2>&1; then
   (cd "$src" && "$VENV/bin/python" -m pip --disable-pip-version-check -q wheel --no-deps --no-build-isolation . -w "$WHEELHOUSE")
 fi
 
-echo "==> installing scylla-singa (editable) with its test and data extras"
+echo "==> installing scylla-singa (editable) with its test, data and bench extras"
 "${PIP[@]}" install --find-links "$WHEELHOUSE" "http-parser==0.9.0"
-"${PIP[@]}" install --find-links "$WHEELHOUSE" -e ".[test,data]"
+"${PIP[@]}" install --find-links "$WHEELHOUSE" -e ".[test,data,bench]"
 echo "$want" > "$STAMP"

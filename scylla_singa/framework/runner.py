@@ -146,7 +146,7 @@ class Session:
 
     def _stop_shell(self) -> None:
         assert self.shell is not None
-        live = [j for j in self._jobs() if not j.state.terminal]
+        live = [j for j in self.jobs() if not j.state.terminal]
         # Unregister only when nothing runs any more; otherwise keep the
         # framework (failover) so `scylla-singa resume` can carry the jobs on.
         self.shell.stop(teardown=not live)
@@ -197,14 +197,14 @@ class Session:
             return
         api.extra_routes += routes(self)
 
-    def _jobs(self) -> list[Job]:
+    def jobs(self) -> list[Job]:
         if self.shell is None:
             return []
         with self.shell.lock:
             return list(self.shell.core.jobs.values())
 
     def _jobs_view(self) -> list[dict[str, Any]]:
-        return [job_summary(j) for j in self._jobs()]
+        return [job_summary(j) for j in self.jobs()]
 
     def _on_progress(self, p: dict[str, Any]) -> None:
         if self.shell and self.shell.job(p["job"]) is not None:
@@ -220,10 +220,10 @@ class Session:
         with ProgressDisplay(self.console, self.book) as display:
             while True:
                 try:
-                    jobs = [j for j in self._jobs() if j.job_id in job_ids]
+                    jobs = [j for j in self.jobs() if j.job_id in job_ids]
                     display.update(jobs)
                     if all(self.shell.ended.get(j).is_set() for j in job_ids):
-                        display.update([j for j in self._jobs() if j.job_id in job_ids])
+                        display.update([j for j in self.jobs() if j.job_id in job_ids])
                         return jobs
                     if self.shell.fatal and "failed over" in self.shell.fatal.lower():
                         raise UsageError("another scylla-singa took these jobs over (framework failed over)")
