@@ -26,8 +26,7 @@ images: venv engine
 	@$(BIN)/scylla-singa images build
 
 demo: setup
-	$(BIN)/scylla-singa plan examples/digits-mlp/job.conf
-	$(BIN)/scylla-singa swarm check
+	$(BIN)/scylla-singa run --image singa:latest examples/digits-mlp/job.conf
 
 test: setup
 	SCYLLA_LEAK_CHECK=1 $(BIN)/pytest $(PYTEST_ARGS)

@@ -21,18 +21,10 @@ from scylla_singa.framework.shell import FrameworkShell
 from scylla_singa.framework.store import JobStore
 from scylla_singa.mesos.embedded import AgentSpec, EmbeddedMesos
 
+
 REPO = Path(__file__).resolve().parents[2]
 
 
-def wait_for(condition: Callable[[], object], timeout: float = 30.0, what: str = "condition") -> object:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.05)
 
 
 def make_spec(job_id: str, conf: str = "examples/digits-mlp/job.conf", command: str = "sleep 1",

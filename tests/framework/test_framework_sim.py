@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from scylla_singa.framework.model import JobState
 
-from .conftest import make_spec, wait_for
+from tests.waiting import wait_for
+
+from .conftest import make_spec
 
 DOWNPOUR = "examples/frameworks/downpour.conf"  # 6 processes of 1 cpu
 GPU_CONF = "tests/unit/confs/v03-convnet.conf"   # gpu: 0 -> every process asks for 1 gpu

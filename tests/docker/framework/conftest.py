@@ -6,8 +6,7 @@ import json
 import os
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import docker
@@ -15,19 +14,12 @@ import pytest
 
 from scylla_singa.framework.store import JobStore
 
+from tests.waiting import wait_for  # noqa: F401  (re-exported to the tests)
+
 REPO = Path(__file__).resolve().parents[3]
 CLI = [sys.executable, "-m", "scylla_singa"]
 
 
-def wait_for(condition: Callable[[], object], timeout: float, what: str) -> object:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.2)
 
 
 class Scylla:
