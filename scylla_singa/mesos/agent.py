@@ -27,13 +27,11 @@ from .resources import Resources, parse_attributes
 from .runner import CompositeRunner, TaskRunner
 from .runner_process import ProcessRunner
 from .runner_sim import SimulatedRunner
+from ..home import scylla_home
+
 
 log = logging.getLogger(__name__)
 DEFAULT_PORTS = "[31000-32000]"
-
-
-def scylla_home() -> Path:
-    return Path(os.environ.get("SCYLLA_HOME", "/var/lib/scylla-singa"))
 
 
 def default_resources(work_dir: Path | None = None) -> str:
