@@ -8,9 +8,14 @@ from pathlib import Path
 DEFAULT_HOME = "/var/lib/scylla-singa"
 
 
+def home_path() -> Path:
+    """$SCYLLA_HOME, default /var/lib/scylla-singa (not created)."""
+    return Path(os.environ.get("SCYLLA_HOME", DEFAULT_HOME))
+
+
 def scylla_home() -> Path:
-    """$SCYLLA_HOME, default /var/lib/scylla-singa; created on first use."""
-    home = Path(os.environ.get("SCYLLA_HOME", DEFAULT_HOME))
+    """$SCYLLA_HOME, created on first use."""
+    home = home_path()
     home.mkdir(parents=True, exist_ok=True)
     return home
 

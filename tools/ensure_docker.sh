@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Makes sure a Docker engine answers, plus the host tools the images and the
-# cluster-in-a-box need (debootstrap, busybox-static, iproute2, iptables).
+# cluster-in-a-box need (debootstrap, busybox-static, iproute2, iptables,
+# docker-compose for the compose/ files, maven for the Java images' jars).
 # Uses the engine at DOCKER_HOST or /var/run/docker.sock when it answers;
 # otherwise, as root on Debian, installs Debian's docker.io and starts dockerd
 # in the background (these machines have no init system to do it).
 set -euo pipefail
 
-NEED_PKGS=(docker.io iproute2 iptables debootstrap busybox-static)
-NEED_CMDS=(docker dockerd ip iptables debootstrap busybox)
+NEED_PKGS=(docker.io docker-compose iproute2 iptables debootstrap busybox-static maven)
+NEED_CMDS=(docker dockerd docker-compose ip iptables nsenter debootstrap busybox mvn)
 LOG=/var/log/scylla-dockerd.log
 
 engine_answers() { timeout 10 docker info >/dev/null 2>&1; }
@@ -23,7 +24,7 @@ missing_cmds() {
 install_packages() {
   if [[ $(id -u) -ne 0 || ! -x /usr/bin/apt-get ]]; then
     echo "error: missing $(missing_cmds) and cannot install them here (needs root on Debian/Ubuntu)." >&2
-    echo "       install Docker Engine (docker.io), iproute2, iptables, debootstrap and busybox-static, start dockerd, then re-run." >&2
+    echo "       install Docker Engine (docker.io), docker-compose, iproute2, iptables, debootstrap, busybox-static and maven, start dockerd, then re-run." >&2
     exit 1
   fi
   echo "==> installing ${NEED_PKGS[*]} from Debian"

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import docker
+import requests
 from rich.console import Console
 
 from ..delivery import DeliveryError
@@ -97,7 +98,13 @@ def make_delivery(opts: RunOptions):
     try:
         if opts.deliver == "hdfs":
             if not opts.hdfs:
-                raise UsageError("--deliver hdfs needs --hdfs http://NAMENODE:9870 (the WebHDFS address)")
+                from ..cluster.state import local_cluster
+
+                info = local_cluster()
+                opts.hdfs = info.webhdfs if info is not None else None
+            if not opts.hdfs:
+                raise UsageError("--deliver hdfs needs --hdfs http://NAMENODE:9870 (the WebHDFS address), "
+                                 "or a local cluster started with `scylla-singa cluster up --hdfs`")
             return HdfsDelivery(opts.hdfs)
         return VolumeDelivery(opts.volume_root or jobs_root(), allowed_roots())
     except DeliveryError as exc:
@@ -164,15 +171,15 @@ class Session:
 
     def _local_master(self) -> str:
         """A running cluster-in-a-box's master, else an embedded master and agent."""
-        try:
-            from ..cluster.state import running_master  # type: ignore[attr-defined]
-        except ImportError:
-            running_master = None
-        if running_master is not None:
-            address = running_master()
-            if address:
-                self.console.print(f"using the local cluster's master at {address}")
-                return address
+        from ..cluster.state import local_cluster
+
+        info = local_cluster()
+        if info is not None:
+            if any(_answers(m) for m in info.masters):
+                self.console.print(f"using the local cluster's master {info.master}")
+                return info.master
+            self.console.print("note: a local cluster is recorded but its masters do not answer; "
+                               "using an embedded master (`scylla-singa cluster down` clears the record)")
         from ..mesos.embedded import AgentSpec, EmbeddedMesos
 
         agent = AgentSpec(resources=self.opts.agent_resources, hostname=socket.gethostname())
@@ -238,6 +245,13 @@ class Session:
 
     def close(self) -> None:
         self.stack.close()
+
+
+def _answers(master: str) -> bool:
+    try:
+        return requests.get(f"http://{master}/health", timeout=2).status_code == 200
+    except requests.RequestException:
+        return False
 
 
 def job_summary(job: Job) -> dict[str, Any]:
