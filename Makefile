@@ -26,9 +26,10 @@ images: venv engine
 	@$(BIN)/scylla-singa images build
 
 demo: setup
-	$(BIN)/scylla-singa run --image singa:latest examples/digits-mlp/job.conf
+	$(BIN)/scylla-singa run --image singa:latest --linger 30s examples/digits-mlp/job.conf
 
 test: setup
+	@tools/ensure_browser.sh
 	SCYLLA_LEAK_CHECK=1 $(BIN)/pytest $(PYTEST_ARGS)
 
 proto: venv

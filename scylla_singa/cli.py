@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "status": "scylla_singa.framework.cli:status",
     "logs": "scylla_singa.framework.cli:logs",
     "kill": "scylla_singa.framework.cli:kill",
+    "ui": "scylla_singa.ui.cli:ui",
 }
 
 

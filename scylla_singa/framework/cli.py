@@ -70,6 +70,8 @@ def run_options(f):
                      help='Resources of the embedded agent, e.g. "cpus:8;mem:8192" (default: the machine\'s).'),
         click.option("--advertise-ip", help="Address containers use to reach this framework (default: the swarm's)."),
         click.option("--json", "as_json", is_flag=True, help="Print one JSON object per job as the last stdout lines."),
+        click.option("--linger", type=Duration(), default="0s", show_default=True,
+                     help="Keep the job view and an embedded master's web UI up this long after the jobs end."),
         click.option("-v", "--verbose", is_flag=True, help="Log the framework's decisions."),
     ]
     for option in reversed(options):
@@ -84,7 +86,7 @@ def _opts(kw: dict) -> RunOptions:
                       hdfs=kw["hdfs"], volume_root=kw["volume_root"], max_restarts=kw["max_restarts"],
                       gang_timeout_s=kw["gang_timeout"], connect_timeout_s=kw["connect_timeout"], cpus=kw["cpus"],
                       mem_mb=kw["mem_mb"], command=kw["command"], as_json=kw["as_json"],
-                      agent_resources=kw["agent_resources"], advertise_ip=kw["advertise_ip"])
+                      agent_resources=kw["agent_resources"], advertise_ip=kw["advertise_ip"], linger_s=kw["linger"])
 
 
 def _exit_on_usage_error(fn, *args) -> None:

@@ -70,6 +70,7 @@ class RunOptions:
     advertise_ip: str | None = None
     api_port: int = 0
     agent_resources: str | None = None
+    linger_s: float = 0.0
     principal: str | None = None
     secret: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -243,6 +244,16 @@ class Session:
                     for j in job_ids:
                         self.shell.kill(j)
 
+    def linger(self, seconds: float) -> None:
+        """Keep the job view (and an embedded master's UI) up a while after the jobs ended."""
+        if seconds <= 0:
+            return
+        self.console.print(f"the job view {self.api_url}/ stays up for {seconds:g}s more (Ctrl-C to quit now)")
+        try:
+            time.sleep(seconds)
+        except KeyboardInterrupt:
+            pass
+
     def close(self) -> None:
         self.stack.close()
 
@@ -303,7 +314,9 @@ def run_jobs(conf_paths: list[str], opts: RunOptions) -> int:
             session.shell.submit(spec)
             console.print(f"submitted {spec.job_id} ({Path(spec.conf_path).name}, policy {spec.policy})")
         jobs = session.follow([s.job_id for s in specs])
-        return report(jobs, console, opts.as_json)
+        code = report(jobs, console, opts.as_json)
+        session.linger(opts.linger_s)
+        return code
     finally:
         session.close()
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from ..ui import master_page
 from .credentials import authenticate
 from .leader import LeaderElector, StandaloneElector
 from .master import Master
@@ -120,6 +121,7 @@ class MasterHTTP:
         app.router.add_get("/master/health", self.health)
         app.router.add_get("/redirect", self.redirect)
         app.router.add_get("/master/redirect", self.redirect)
+        app.add_routes(master_page.routes(self.m))  # web UI at /, Prometheus at /metrics
         return app
 
     # ---- scheduler API ------------------------------------------------

@@ -1,0 +1,1 @@
+"""The pages' HTML, script and style (package data, served by ui.assets)."""
