@@ -4,6 +4,7 @@
 SHELL := /bin/bash
 BIN := .venv/bin
 PYTEST_ARGS ?=
+SIZE ?= quick
 
 .PHONY: help setup venv engine images demo test proto bench clean
 
@@ -13,6 +14,7 @@ help:
 	@echo "make setup   Python env in .venv, a Docker engine, the images"
 	@echo "make images  build the Docker images (no registry needed)"
 	@echo "make proto   regenerate scylla_singa/jobconf/job_pb2.py from job.proto"
+	@echo "make bench   run the benchmarks, write docs/benchmarks.md (SIZE=quick|full, ONLY=name,...)"
 
 setup: images
 
@@ -31,6 +33,9 @@ demo: setup
 test: setup
 	@tools/ensure_browser.sh
 	SCYLLA_LEAK_CHECK=1 $(BIN)/pytest $(PYTEST_ARGS)
+
+bench: setup
+	$(BIN)/python -m bench.run --size $(SIZE) $(if $(ONLY),--only $(ONLY))
 
 proto: venv
 	$(BIN)/python -m grpc_tools.protoc -Iscylla_singa/jobconf --python_out=scylla_singa/jobconf scylla_singa/jobconf/job.proto

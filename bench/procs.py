@@ -1,0 +1,104 @@
+"""Child processes of a benchmark: start, watch CPU and memory, stop (only what we started)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import threading
+import time
+from collections import deque
+from pathlib import Path
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def rss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def available_mb() -> float:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class Child:
+    """A child process whose output lines are kept (the last `keep`) and optionally handed to `on_line`."""
+
+    def __init__(self, name: str, argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None,
+                 keep: int = 200, on_line=None) -> None:
+        self.name = name
+        self.lines: deque[str] = deque(maxlen=keep)
+        self.on_line = on_line
+        self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     text=True, bufsize=1, start_new_session=True)
+        self._reader = threading.Thread(target=self._read, name=f"read-{name}", daemon=True)
+        self._reader.start()
+        self._mark = (time.monotonic(), cpu_seconds(self.proc.pid))
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            line = line.rstrip("\n")
+            self.lines.append(line)
+            if self.on_line is not None:
+                try:
+                    self.on_line(line)
+                except Exception:  # noqa: BLE001 - a bad line must not kill the reader
+                    pass
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def mark(self) -> None:
+        """Start a CPU measurement window."""
+        self._mark = (time.monotonic(), cpu_seconds(self.pid))
+
+    def cpu_percent(self) -> float:
+        """CPU use since `mark()`, in percent of one core."""
+        t0, c0 = self._mark
+        dt = time.monotonic() - t0
+        return 100.0 * (cpu_seconds(self.pid) - c0) / dt if dt > 0 else 0.0
+
+    def rss_mb(self) -> float:
+        return rss_mb(self.pid)
+
+    def tail(self, n: int = 15) -> str:
+        return "\n".join(list(self.lines)[-n:])
+
+    def stop(self, timeout: float = 20.0) -> None:
+        """SIGTERM, then SIGKILL after `timeout`; only this child (its own session)."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        self._reader.join(5)
