@@ -41,6 +41,9 @@ def cluster() -> None:
 @click.option("--image", "images", multiple=True,
               help="Image to load into every node engine (repeatable; default scylla-tiny:latest and "
                    "singa:latest, when the host has them).")
+@click.option("--agent-timeout", metavar="DURATION", default=None,
+              help="Masters mark an agent unreachable (its tasks LOST) when it is silent this long, and "
+                   "remove a disconnected one after it; e.g. 10s [default: Mesos's, 15s x 5 pings and 75s].")
 @click.option("--no-agents", is_flag=True, help="Only hosts, engines and services: start no masters or agents.")
 @click.option("--subnet", default=DEFAULT_SUBNET, show_default=True, help="The cluster LAN (host bridge).")
 @click.option("--services-subnet", default=DEFAULT_SERVICES_SUBNET, show_default=True,
@@ -49,14 +52,16 @@ def cluster() -> None:
 @click.option("--keep-on-failure", is_flag=True, help="Leave a failed cluster in place to look at (then `down`).")
 @click.option("--json", "as_json", is_flag=True, help="Print the cluster's addresses as JSON when up.")
 def up_cmd(nodes: int, masters: int, hdfs: bool, zk: bool, resources: str, images: tuple[str, ...],
-           no_agents: bool, subnet: str, services_subnet: str, prefix: str, keep_on_failure: bool,
-           as_json: bool) -> None:
+           agent_timeout: str | None, no_agents: bool, subnet: str, services_subnet: str, prefix: str,
+           keep_on_failure: bool, as_json: bool) -> None:
     """Create the hosts, engines, swarm membership, images, services, masters and agents."""
+    from ..mesos.util import parse_duration
     try:
+        timeout = parse_duration(agent_timeout, allow_none=True)
         config = ClusterConfig(nodes=nodes, masters=masters, hdfs=hdfs, zk=zk, agents=not no_agents,
                                prefix=prefix, subnet=subnet, services_subnet=services_subnet,
-                               resources=resources, **({"images": images} if images else {}))
-    except ConfigError as exc:
+                               resources=resources, agent_timeout=timeout, **({"images": images} if images else {}))
+    except ValueError as exc:  # ConfigError too
         raise click.UsageError(str(exc)) from None
     echo = (lambda m: click.echo(m, err=True)) if as_json else click.echo
     try:

@@ -72,6 +72,9 @@ class ClusterConfig:
     images: tuple[str, ...] = DEFAULT_IMAGES
     home: str = field(default_factory=lambda: str(home_path()))
     run_root: str = str(RUN_ROOT)
+    # Seconds after which masters give up on a silent (unreachable) or disconnected agent;
+    # None keeps Mesos's defaults (15 s x 5 pings, 75 s to re-register).
+    agent_timeout: float | None = None
 
     def __post_init__(self) -> None:
         if not _PREFIX_RE.match(self.prefix):
@@ -95,6 +98,8 @@ class ClusterConfig:
                     raise ConfigError(f"{net} overlaps {reserved}, which Docker (or the node engines' "
                                       "docker0) uses; choose another private range")
         _resources(self.resources)
+        if self.agent_timeout is not None and not 1 <= self.agent_timeout <= 3600:
+            raise ConfigError(f"--agent-timeout must be between 1s and 1h, not {self.agent_timeout:g}s")
 
     # -- names ---------------------------------------------------------------
     @property

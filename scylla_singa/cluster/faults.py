@@ -2,18 +2,23 @@
 
 Every fault acts only on what the cluster's state file records, and `down`
 cleans up after any of them (a dead host's engine, cgroup and mounts are
-swept like a crashed one's).
+swept like a crashed one's). The `restart_*` helpers undo a fault the way
+an operator (or systemd) would, so one cluster can take several faults in
+a row; they record new pids in the state file.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 
-from . import engines, netns
+import docker
+
+from . import engines, launcher, netns
 from .config import NodeSpec
-from .sh import run
-from .state import State
+from .sh import run, wait_for
+from .state import State, save
 
 
 class FaultError(LookupError):
@@ -46,15 +51,18 @@ def reconnect(state: State, name: str) -> None:
 
 
 def kill_process(state: State, resource: str) -> int:
-    """SIGKILL a master or agent by resource name (e.g. "scylla-master1-master"); returns its pid."""
+    """SIGKILL a master or agent by resource name (e.g. "scylla-master1-master") and wait until it is
+    gone (its port free again); returns its pid."""
     entry = state.entry(resource)
     if entry is None or entry.resource.kind != "process" or not entry.done:
         raise FaultError(f"no running process {resource!r} in cluster {state.config.prefix!r}")
-    pid = entry.facts["pid"]
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    pid, start = entry.facts["pid"], entry.facts.get("start")
+    if launcher.running(pid, start):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        wait_for(lambda: not launcher.running(pid, start), 10, f"{resource} (pid {pid}) to die")
     return pid
 
 
@@ -67,3 +75,79 @@ def kill_host(state: State, name: str) -> None:
     if agent is not None and agent.done:
         victims.append(agent.facts["pid"])
     engines.kill_processes(sorted(set(victims)))
+
+
+def restart_process(state: State, resource: str) -> int:
+    """Start a master or agent again as `up` did (after `kill_process`); returns its new pid.
+
+    A process that still runs is kept. The state file records the new pid,
+    so `down` stops it.
+    """
+    entry = state.entry(resource)
+    if entry is None or entry.resource.kind != "process" or not entry.done:
+        raise FaultError(f"no process {resource!r} in cluster {state.config.prefix!r}")
+    if launcher.running(entry.facts.get("pid"), entry.facts.get("start")):
+        return entry.facts["pid"]
+    entry.facts = launcher.start(name=resource, **entry.resource.params)
+    save(state)
+    return entry.facts["pid"]
+
+
+def _engine_entry(state: State, name: str):
+    spec = _node(state, name)
+    entry = state.entry(f"{spec.name}-engine")
+    if entry is None or not entry.done:
+        raise FaultError(f"node {name!r} of cluster {state.config.prefix!r} has no engine")
+    return spec, entry
+
+
+def kill_engine(state: State, name: str) -> list[int]:
+    """Crash node `name`'s Docker engine: SIGKILL dockerd, its containerd and shims and every
+    container process, at once (the agent and the node's network stay). Returns the pids killed."""
+    spec, entry = _engine_entry(state, name)
+    victims = engines.cgroup_pids(spec.cgroup_parent) + engines.processes_under([spec.exec_root, spec.data_root])
+    pid = engines.daemon_pid(spec.pidfile, spec.socket)
+    victims += [pid] if pid else []
+    victims = sorted(set(victims))
+    engines.kill_processes(victims)
+    return victims
+
+
+def restart_engine(state: State, name: str) -> int:
+    """Start node `name`'s Docker engine again (same data root: it rejoins the swarm); its pid."""
+    _, entry = _engine_entry(state, name)
+    entry.facts = engines.start(**entry.resource.params)
+    save(state)
+    return entry.facts["pid"]
+
+
+def restart_service(state: State, host: docker.DockerClient, service: str, timeout_s: float = 120) -> None:
+    """Restart a service container ("hdfs": NameNode and DataNode; "zookeeper") and wait until healthy."""
+    from .services import wait_healthy
+    name = f"{state.config.prefix}-{service}"
+    if state.entry(name) is None:
+        raise FaultError(f"no service {service!r} in cluster {state.config.prefix!r}")
+    host.containers.get(name).restart(timeout=10)
+    wait_healthy(host, name, timeout_s)
+
+
+def leading_master(state: State) -> str | None:
+    """The resource name of the master that leads (per its ZooKeeper znode), or None."""
+    from kazoo.client import KazooClient
+
+    from ..mesos.leader import address_of, choose_leader, parse_zk_url
+    if not state.config.zk_url:
+        return None
+    hosts, path = parse_zk_url(state.config.zk_url)
+    zk = KazooClient(hosts=hosts)
+    zk.start(timeout=10)
+    try:
+        node = choose_leader(zk.get_children(path)) if zk.exists(path) else None
+        address = address_of(json.loads(zk.get(f"{path}/{node}")[0])) if node else None
+    finally:
+        zk.stop()
+        zk.close()
+    for spec in state.config.master_specs():
+        if spec.endpoint == address:
+            return f"{spec.name}-master"
+    return None

@@ -64,7 +64,7 @@ def start_time(pid: int) -> str | None:
 
 
 def start(name: str, netns: str, argv: list[str], optional: dict[str, str | None], log: str,
-          ready_url: str, timeout_s: float = 60) -> dict:
+          ready_url: str, timeout_s: float = 60, env: dict[str, str] | None = None) -> dict:
     """Start `scylla-singa ARGV` in `netns`, wait until `ready_url` answers 200. Returns {pid, start, argv}."""
     supported = options_of(argv[0])
     if supported is None:
@@ -74,7 +74,8 @@ def start(name: str, netns: str, argv: list[str], optional: dict[str, str | None
     with open(log, "ab") as out:
         proc = subprocess.Popen(["nsenter", f"--net={netns_path(netns)}", *_cli(*full)],
                                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                start_new_session=True,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
     facts = {"pid": proc.pid, "start": start_time(proc.pid), "argv": full}
     try:
         wait_for(lambda: _answers(ready_url) or proc.poll() is not None, timeout_s, f"{name} at {ready_url}")

@@ -15,6 +15,7 @@ and those before its agent.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .config import AGENT_PORT, MASTER_PORT, ClusterConfig, MasterSpec, NodeSpec
@@ -103,12 +104,28 @@ def service_waits(config: ClusterConfig) -> list[Resource]:
 def master(config: ClusterConfig, spec: MasterSpec) -> list[Resource]:
     argv = ["master", "--host", spec.address, "--port", str(MASTER_PORT),
             "--work-dir", str(config.data_dir / "masters" / spec.name)]
-    optional = {"--advertise-ip": spec.address, "--zk": config.zk_url}
+    optional = {"--advertise-ip": spec.address, "--zk": config.zk_url, **agent_timeout_flags(config)}
     return [*namespace_host(config, spec.name, spec.veth, spec.address),
             Resource("process", f"{spec.name}-master",
                      {"netns": spec.name, "argv": argv, "optional": optional,
                       "log": str(config.data_dir / "logs" / f"{spec.name}.log"),
-                      "ready_url": f"http://{spec.address}:{MASTER_PORT}/health", "timeout_s": 60})]
+                      "ready_url": f"http://{spec.address}:{MASTER_PORT}/health", "timeout_s": 60,
+                      "env": _env(config)})]
+
+
+def _env(config: ClusterConfig) -> dict[str, str]:
+    """Masters and agents keep whatever they keep by default under the cluster's home, not the host's."""
+    return {"SCYLLA_HOME": config.home}
+
+
+def agent_timeout_flags(config: ClusterConfig) -> dict[str, str | None]:
+    """The masters' flags for `agent_timeout`: pings every fifth of it (an agent silent for
+    five is unreachable), and as long for a disconnected agent to come back."""
+    t = config.agent_timeout
+    if t is None:
+        return {}
+    return {"--agent-ping-timeout": f"{t / 5:g}s", "--max-agent-ping-timeouts": "5",
+            "--agent-reregister-timeout": f"{t:g}s"}
 
 
 def agent_master(config: ClusterConfig, masters_use_zk: bool = True) -> str:
@@ -137,12 +154,15 @@ def node(config: ClusterConfig, spec: NodeSpec, masters_use_zk: bool = True) -> 
         argv = ["agent", "--master", agent_master(config, masters_use_zk), "--hostname", spec.name,
                 "--port", str(AGENT_PORT), "--resources", config.resources,
                 "--attributes", f"host:{spec.name}", "--docker-host", spec.docker_host,
-                "--work-dir", str(config.data_dir / "agents" / spec.name)]
+                "--work-dir", str(config.data_dir / "agents" / spec.name),
+                # Volume delivery of a framework on this machine (same SCYLLA_HOME) mounts from here.
+                "--allowed-host-paths", str(Path(config.home) / "jobs")]
         optional = {"--advertise-ip": spec.address, "--hdfs": config.webhdfs_url}
         out.append(Resource("process", f"{spec.name}-agent",
                             {"netns": spec.name, "argv": argv, "optional": optional,
                              "log": str(config.data_dir / "logs" / f"{spec.name}-agent.log"),
-                             "ready_url": f"http://{spec.address}:{AGENT_PORT}/health", "timeout_s": 60}))
+                             "ready_url": f"http://{spec.address}:{AGENT_PORT}/health", "timeout_s": 60,
+                             "env": _env(config)}))
     return out
 
 

@@ -19,7 +19,10 @@ from ..jobconf.plan import JobPlan, PlanOptions
 TERMINAL_TASK_STATES = frozenset({
     "TASK_FINISHED", "TASK_FAILED", "TASK_KILLED", "TASK_ERROR", "TASK_LOST", "TASK_DROPPED",
     "TASK_GONE", "TASK_GONE_BY_OPERATOR", "TASK_UNREACHABLE", "TASK_UNKNOWN"})
-DEFAULT_COMMAND = "singa -conf ./job.conf -procs_id {proc} -cluster ./cluster.json -workspace {workspace}"
+# `exec`: the command runs as `/bin/sh -c ...` (CommandInfo.shell), and a shell that is the
+# container's PID 1 ignores SIGTERM, so a kill would always wait out its grace period; singa
+# as PID 1 handles SIGTERM and stops at once.
+DEFAULT_COMMAND = "exec singa -conf ./job.conf -procs_id {proc} -cluster ./cluster.json -workspace {workspace}"
 
 
 class JobState(str, Enum):

@@ -79,7 +79,8 @@ class AgentConfig:
     retry_interval: float = 10.0
     gc_delay: float = 7 * 86400.0
     default_grace: float = 3.0
-    ping_timeout: float = 75.0
+    ping_timeout: float = 75.0       # until the master says its own (REGISTERED.ping_timeout_s)
+    engine_check_interval: float = 2.0
 
 
 class Agent:
@@ -94,6 +95,7 @@ class Agent:
         self.link: MasterLink | None = None
         self._runner: web.AppRunner | None = None
         self._gc: asyncio.Task | None = None
+        self._watch: asyncio.Task | None = None
 
     @property
     def address(self) -> str:
@@ -128,6 +130,8 @@ class Agent:
         self.core = AgentCore(info, self._runner_for(), work_dir=self.work_dir,
                               retry_interval=self.cfg.retry_interval, hdfs_url=self.cfg.hdfs,
                               default_grace=self.cfg.default_grace)
+        if self.docker_runner is not None:
+            self.docker_runner.health_listener = self.core.set_health
         await self.core.recover()
         flags = {"master": self.cfg.master, "work_dir": str(self.work_dir), "hostname": hostname,
                  "resources": self.cfg.resources or "", "attributes": self.cfg.attributes or "",
@@ -142,6 +146,18 @@ class Agent:
         self.link = MasterLink(self.cfg.master, [self.core], ping_timeout=self.cfg.ping_timeout)
         self.link.start()
         self._gc = asyncio.ensure_future(self._gc_loop())
+        if self.docker_runner is not None:
+            self._watch = asyncio.ensure_future(self._engine_watch())
+
+    async def _engine_watch(self) -> None:
+        """Keep the master told whether the Docker engine answers (an agent without one offers nothing)."""
+        runner = self.docker_runner
+        while True:
+            await asyncio.sleep(self.cfg.engine_check_interval)
+            ok = await runner.engine_answers()
+            if ok:
+                await runner.engine_back()  # nothing to do unless removals failed while it was down
+            self.core.set_health(ok, "" if ok else "The Docker engine does not answer")
 
     async def _gc_loop(self) -> None:
         while True:
@@ -150,8 +166,9 @@ class Agent:
 
     async def stop(self, kill: bool = True) -> None:
         """Disconnect and stop serving; with `kill`, remove every container/process of this agent. Idempotent."""
-        if self._gc:
-            self._gc.cancel()
+        for t in (self._gc, self._watch):
+            if t:
+                t.cancel()
         if self.link:
             await self.link.stop()
         if self.core:

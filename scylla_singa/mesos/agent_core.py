@@ -62,6 +62,8 @@ class AgentCore:
         self.completed: deque[AgentTask] = deque(maxlen=500)
         self.send: Send | None = None
         self.registered = False
+        self.healthy = True           # False while the containerizer (the Docker engine) does not answer
+        self.health_message = ""
         self._bg: set[asyncio.Task] = set()
 
     # ---- registration ---------------------------------------------------
@@ -69,6 +71,8 @@ class AgentCore:
         """The REGISTER message: who we are and every task we still hold."""
         agent: dict[str, Any] = {"hostname": self.info.hostname, "port": self.info.port, "ip": self.info.ip,
                                  "resources": self.info.resources.to_json(), "attributes": self.info.attributes}
+        if not self.healthy:
+            agent["healthy"], agent["health"] = False, self.health_message
         if self.agent_id:
             agent["agent_id"] = self.agent_id
             agent["tasks"] = [{"framework_id": t.framework_id, "framework": t.framework, "task": t.info,
@@ -96,6 +100,18 @@ class AgentCore:
 
     def disconnected(self) -> None:
         self.registered = False
+
+    def set_health(self, healthy: bool, message: str = "") -> None:
+        """The containerizer stopped (or resumed) working: tell the master, which stops (or resumes)
+        offering this agent's resources. Idempotent."""
+        if healthy == self.healthy:
+            return
+        self.healthy, self.health_message = healthy, ("" if healthy else message)
+        log.warning("agent %s is %s%s", self.agent_id, "healthy again" if healthy else "unhealthy",
+                    f": {message}" if message and not healthy else "")
+        if self.registered and self.send is not None:
+            self.send({"type": "AGENT_HEALTH", "agent_id": self.agent_id, "healthy": healthy,
+                       "message": self.health_message})
 
     # ---- messages from the master ---------------------------------------
     def on_message(self, msg: dict[str, Any]) -> None:

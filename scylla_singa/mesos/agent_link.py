@@ -78,8 +78,10 @@ class MasterLink:
                                                       max_msg_size=256 * 1024 * 1024) as ws:
                             delay = 0.05
                             await self._session(ws)
-                    except (aiohttp.ClientError, OSError, asyncio.TimeoutError, ValueError) as exc:
-                        log.debug("master link to %s: %s", self.current, exc)
+                    except Exception as exc:  # noqa: BLE001 - master or ZooKeeper unreachable: retry, never give up
+                        # (not only network errors: kazoo raises its own KazooTimeoutError, say, when a
+                        # cut-off host cannot reach ZooKeeper; a link task that ended here never came back)
+                        log.debug("master link to %s: %s: %s", self.current, exc.__class__.__name__, exc)
                     self._disconnected()
                     if self._stopping:
                         break
@@ -130,6 +132,9 @@ class MasterLink:
             self.current = msg.get("leader") or self.master
             return "reconnect"
         elif kind == "REGISTERED":
+            if msg.get("ping_timeout_s"):
+                # As a Mesos agent does: a master silent this long is gone; find the leader again.
+                self.ping_timeout = float(msg["ping_timeout_s"])
             core = self.by_ref.get(msg.get("ref")) or self.by_id.get(msg.get("agent_id"))
             if core is not None:
                 self.by_id[msg["agent_id"]] = core

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
@@ -59,13 +60,16 @@ async def _serve(start, stop) -> None:
 @click.option("--allocation-interval", default="1s", show_default=True, callback=_duration(), help="Time between allocation rounds (e.g. 1s, 500ms).")
 @click.option("--offer-timeout", default="none", show_default=True, callback=_duration(True), help="Rescind offers unused for this long (none: never).")
 @click.option("--heartbeat-interval", default="15s", show_default=True, callback=_duration(), help="HEARTBEAT events to frameworks every ...")
-@click.option("--agent-reregister-timeout", default="75s", show_default=True, callback=_duration(), help="A disconnected agent is removed (its tasks LOST) after ...")
+@click.option("--agent-ping-timeout", default="15s", show_default=True, callback=_duration(), help="Interval of the master's pings to agents.")
+@click.option("--max-agent-ping-timeouts", default=5, show_default=True, type=click.IntRange(min=1), help="An agent silent for this many ping intervals is unreachable: removed, its tasks LOST.")
+@click.option("--agent-reregister-timeout", default="75s", show_default=True, callback=_duration(), help="A disconnected agent is removed (its tasks LOST) after ...; also how long a new leader waits for agents of the former one.")
 @click.option("--credentials", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None, help="Require HTTP Basic authentication of frameworks; JSON {\"credentials\": [{principal, secret}]} or 'principal secret' lines.")
 @click.option("--role-weights", default="", help="DRF weights of roles, e.g. 'prod=3,dev=1'.")
 @click.option("--zk", default=None, help="zk://host:2181/mesos: elect a leader among masters and publish it where frameworks look.")
 @click.option("-v", "--verbose", is_flag=True, help="Log at debug level.")
 def master(host, advertise_ip, port, work_dir, allocator, allocation_interval, offer_timeout, heartbeat_interval,
-           agent_reregister_timeout, credentials, role_weights, zk, verbose) -> None:
+           agent_ping_timeout, max_agent_ping_timeouts, agent_reregister_timeout, credentials, role_weights, zk,
+           verbose) -> None:
     """Run a Mesos-compatible master: the v1 scheduler API at /api/v1/scheduler
     (pymesos and other Mesos 1.x frameworks work unchanged), resource offers by
     DRF, and the operator endpoints /master/state, /metrics/snapshot, /health."""
@@ -83,15 +87,25 @@ def master(host, advertise_ip, port, work_dir, allocator, allocation_interval, o
         advertise_ip = default_advertise_address()
     cfg = MasterConfig(host=host, port=port, advertise_host=advertise_ip, work_dir=work_dir or _home("master"),
                        allocator=allocator, allocation_interval=allocation_interval, offer_timeout=offer_timeout,
-                       heartbeat_interval=heartbeat_interval, agent_reregister_timeout=agent_reregister_timeout,
+                       heartbeat_interval=heartbeat_interval, agent_ping_interval=agent_ping_timeout,
+                       agent_ping_misses=max_agent_ping_timeouts, agent_reregister_timeout=agent_reregister_timeout,
                        credentials=creds, role_weights=_weights(role_weights))
     cfg.work_dir.mkdir(parents=True, exist_ok=True)
     server = MasterServer(cfg, ZooKeeperElector(zk) if zk else StandaloneElector())
+    lost: list[bool] = []
+
+    def lost_leadership() -> None:  # as Mesos's master does: exit, to be restarted as a standby
+        lost.append(True)
+        os.kill(os.getpid(), signal.SIGTERM)
+    server.on_lost_leadership = lost_leadership
 
     async def start() -> None:
         await server.start()
         click.echo(f"master listening on {server.address} (allocator {allocator})", err=True)
     asyncio.run(_serve(start, server.stop))
+    if lost:
+        click.echo("master lost leadership; exiting (restart it to stand by)", err=True)
+        sys.exit(1)
 
 
 @click.command()

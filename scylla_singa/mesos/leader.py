@@ -6,6 +6,12 @@ URL holding its MasterInfo as JSON; the lowest sequence leads. That is where
 pymesos's detector looks (it takes the lowest child other than
 `log_replicas` and reads `address.ip` / `address.port`), so frameworks given
 `zk://host:2181/mesos` find the leading master.
+
+A master leads when *its own* znode is the lowest. A lower znode holding the
+same address belongs to a former run of this master that died less than a
+session timeout ago: until ZooKeeper ends that session nobody leads (the
+elector reports None), rather than this master taking the lead while every
+detector still sees the old znode.
 """
 
 from __future__ import annotations
@@ -78,12 +84,14 @@ class ZooKeeperElector(LeaderElector):
         self._timeout = timeout
         self._client: Any = None
         self._node: str | None = None
+        self._me: str | None = None
         self._on_change: OnChange | None = None
         self._last: Any = object()
         self._lock = threading.Lock()
 
     def start(self, me: dict[str, Any], on_change: OnChange) -> None:
         self._on_change = on_change
+        self._me = address_of(me)
         self._client = self._factory(self.hosts)
         self._client.start(timeout=self._timeout)
         self._client.ensure_path(self.path)
@@ -108,6 +116,8 @@ class ZooKeeperElector(LeaderElector):
                 address = address_of(json.loads(data.decode()))
             except Exception:  # noqa: BLE001 - a vanished node or bad JSON: no leader known
                 address = None
+            if leader != self._node and address == self._me:
+                address = None  # a dead former run of this master, until its session ends
         with self._lock:
             if address != self._last and self._on_change:
                 self._last = address

@@ -192,11 +192,13 @@ AGENT_TABLE: Table = {
     ("CONNECTED", "reregister"): ("CONNECTED", ("reconcile", "registered")),
     ("DISCONNECTED", "reregister"): ("CONNECTED", ("activate", "reconcile", "registered")),
     ("CONNECTED", "disconnected"): ("DISCONNECTED", ("deactivate", "rescind_offers", "start_timeout")),
+    ("CONNECTED", "unreachable"): ("REMOVED", ("remove",)),   # pings unanswered: Mesos marks it unreachable
     ("DISCONNECTED", "timeout"): ("REMOVED", ("remove",)),
     ("DISCONNECTED", "disconnected"): (None, ()),
     ("CONNECTED", "timeout"): (None, ()),
     ("REMOVED", "timeout"): (None, ()),
     ("REMOVED", "disconnected"): (None, ()),
+    ("REMOVED", "unreachable"): (None, ()),
 }
 
 

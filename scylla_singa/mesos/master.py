@@ -58,6 +58,9 @@ class Master(AgentsMixin):
         self._periodic: list[asyncio.TimerHandle] = []
         self.leader_address: str | None = None  # None: this master leads
         self.stopping = False
+        # After election: until this time (loop clock), agents of a former leader may still come back.
+        self.recovery_deadline: float | None = None
+        self.parked_reconciliations: dict[str, list[tuple[str, str]]] = {}  # agent id -> [(framework, task)]
         AgentsMixin.__init__(self)
 
     # ---- lifecycle of the master itself --------------------------------
@@ -81,6 +84,38 @@ class Master(AgentsMixin):
                 fw.stream.close()
         self.close_links()
         self.store.flush()
+
+    def became_leader(self) -> None:
+        """This master leads from now on; its soft state comes from agents re-registering.
+
+        For `agent_reregister_timeout` an explicit reconciliation of a task this
+        master does not know, on an agent that has not registered with it yet,
+        is answered once that agent registers (or when the time is up) instead
+        of with TASK_LOST at once: Mesos does the same for the agents it
+        recovered from its registry, so frameworks that re-subscribe to a new
+        leader before the agents do not take running tasks for lost.
+        """
+        self.recovery_deadline = self.now() + self.cfg.agent_reregister_timeout
+        if self.loop is not None:
+            self._periodic.append(self.loop.call_later(self.cfg.agent_reregister_timeout, self._end_recovery))
+        self.schedule_allocation()
+
+    def _end_recovery(self) -> None:
+        self.recovery_deadline = None
+        for agent_id in list(self.parked_reconciliations):
+            self.answer_parked(agent_id)
+
+    def awaiting_agent(self, agent_id: str | None) -> bool:
+        """Whether `agent_id` may still re-register (an agent of a former leader, during recovery)."""
+        return bool(agent_id) and self.recovery_deadline is not None and self.now() < self.recovery_deadline \
+            and agent_id not in self.agents and agent_id not in self.removed_agents
+
+    def answer_parked(self, agent_id: str) -> None:
+        """Answer the reconciliations that waited for `agent_id` (it registered, or recovery ended)."""
+        for fw_id, task_id in self.parked_reconciliations.pop(agent_id, []):
+            fw = self.frameworks.get(fw_id)
+            if fw is not None:
+                self._reconcile_one(fw, task_id)
 
     def _every(self, interval: float, fn) -> None:
         def tick() -> None:
@@ -357,15 +392,16 @@ class Master(AgentsMixin):
         self.forward_ack(fw, agent_id, task_id, uid)
 
     def _call_reconcile(self, fw: FrameworkRec, body: dict) -> None:
-        asked = [value(t.get("task_id")) for t in body.get("tasks") or [] if isinstance(t, dict)]
+        asked = [(value(t.get("task_id")), value(t.get("agent_id"))) for t in body.get("tasks") or []
+                 if isinstance(t, dict)]
         if not asked:
             for task in fw.tasks.values():
                 self._send_reconciled(fw, task)
             return
-        for task_id in asked:
-            self._reconcile_one(fw, task_id or "")
+        for task_id, agent_id in asked:
+            self._reconcile_one(fw, task_id or "", agent_id)
 
-    def _reconcile_one(self, fw: FrameworkRec, task_id: str) -> None:
+    def _reconcile_one(self, fw: FrameworkRec, task_id: str, agent_id: str | None = None) -> None:
         task = fw.tasks.get(task_id)
         if task is not None:
             self._send_reconciled(fw, task)
@@ -373,6 +409,9 @@ class Master(AgentsMixin):
         done = next((t for t in reversed(fw.completed) if t.task_id == task_id), None)
         if done is not None:
             self._send_reconciled(fw, done)
+            return
+        if self.awaiting_agent(agent_id):
+            self.parked_reconciliations.setdefault(agent_id, []).append((fw.id, task_id))
             return
         state = "TASK_UNKNOWN" if fw.has_capability("PARTITION_AWARE") else "TASK_LOST"
         self._master_update(fw, task_id, state, "REASON_RECONCILIATION", "Reconciliation: Task is unknown")

@@ -1,11 +1,16 @@
 """The master's side of agents: registration, re-registration (soft state), status updates, pings.
 
 Mixed into `master.Master`. An agent link may carry many agents (a
-simulated fleet); a link that closes or stops answering pings disconnects
-all of them. A disconnected agent offers nothing; if it does not come back
-within `agent_reregister_timeout` it is removed and its tasks are LOST.
-A re-registering agent reports its tasks, and the master rebuilds its view
-from them (after a master restart, this is how tasks are recovered).
+simulated fleet); a link that closes disconnects all of them. A
+disconnected agent offers nothing; if it does not come back within
+`agent_reregister_timeout` it is removed and its tasks are LOST. A link
+silent for `agent_ping_misses` ping intervals makes its agents unreachable:
+they are removed at once (tasks LOST), as Mesos does after its ping
+timeouts. A re-registering agent reports its tasks, and the master
+rebuilds its view from them (after a master restart or failover, this is
+how tasks are recovered); a removed agent is refused and kills its tasks.
+An agent whose containerizer stops working reports itself unhealthy
+(AGENT_HEALTH) and offers nothing until it is healthy again.
 """
 
 from __future__ import annotations
@@ -49,11 +54,22 @@ class AgentsMixin:
         for link in list(self.links):
             link.close()
 
+    @property
+    def agent_ping_timeout(self) -> float:
+        """How long an agent link may be silent before its agents are unreachable."""
+        return self.cfg.agent_ping_interval * self.cfg.agent_ping_misses
+
     def ping_agents(self) -> None:
-        """Ping every link; close those silent for agent_ping_misses intervals."""
-        limit = self.cfg.agent_ping_interval * self.cfg.agent_ping_misses
+        """Ping every link; the agents of a link silent for agent_ping_misses intervals are unreachable."""
         for link in list(self.links):
-            if self.now() - link.last_seen > limit:
+            silent = self.now() - link.last_seen
+            if silent > self.agent_ping_timeout:
+                for agent_id in list(self.links.get(link, ())):
+                    agent = self.agents.get(agent_id)
+                    if agent is not None and agent.link is link:
+                        for ins in agent.lifecycle.handle(Event("unreachable")):
+                            self._agent_instruction(agent, ins.kind, {"message": (
+                                f"Agent {agent.hostname} unreachable: no answer to pings for {silent:.0f}s")})
                 link.close()
                 self.link_closed(link)
             else:
@@ -67,6 +83,11 @@ class AgentsMixin:
             self._register(link, msg)
         elif kind == "STATUS":
             self._status(msg)
+        elif kind == "AGENT_HEALTH":
+            agent = self.agents.get(msg.get("agent_id"))
+            if agent is not None and agent.link is link:
+                agent.healthy, agent.health_message = bool(msg.get("healthy")), str(msg.get("message") or "")
+                self._apply_health(agent)
 
     # ---- registration -------------------------------------------------
     def _register(self, link: Outbox, msg: dict[str, Any]) -> None:
@@ -92,9 +113,24 @@ class AgentsMixin:
             self.links[agent.link].discard(agent_id)
         agent.link = link
         self.links.setdefault(link, set()).add(agent_id)
+        agent.healthy, agent.health_message = info.get("healthy", True) is not False, str(info.get("health") or "")
         event = "reregister" if info.get("agent_id") else "register"
         for ins in agent.lifecycle.handle(Event(event)):
             self._agent_instruction(agent, ins.kind, info, ref)
+        self._apply_health(agent)
+        self.answer_parked(agent.id)
+
+    def _apply_health(self, agent: AgentRec) -> None:
+        """Offer a connected agent's resources only while it is healthy (Mesos: DEACTIVATE_AGENT)."""
+        if not agent.active:
+            return
+        if agent.healthy:
+            self.allocator.activate_agent(agent.id)
+            self.schedule_allocation()
+        else:
+            self.allocator.deactivate_agent(agent.id)
+            for offer_id in list(agent.offers):
+                self._remove_offer(offer_id, rescind=True, recover=True)
 
     def _agent_instruction(self, agent: AgentRec, kind: str, info: dict[str, Any] | None = None,
                            ref: Any = None) -> None:
@@ -102,7 +138,8 @@ class AgentsMixin:
             self.allocator.add_agent(agent.id, agent.total)
             self.count("master/slave_registrations")
         elif kind == "registered":
-            agent.link.send({"type": "REGISTERED", "ref": ref, "agent_id": agent.id})
+            agent.link.send({"type": "REGISTERED", "ref": ref, "agent_id": agent.id,
+                             "ping_timeout_s": self.agent_ping_timeout})
             self.schedule_allocation()
         elif kind == "reconcile":
             self._reconcile_agent(agent, (info or {}).get("tasks") or [])
@@ -119,7 +156,7 @@ class AgentsMixin:
         elif kind == "start_timeout":
             agent.timer = self.loop.call_later(self.cfg.agent_reregister_timeout, self._agent_timeout, agent.id)
         elif kind == "remove":
-            self._remove_agent(agent)
+            self._remove_agent(agent, (info or {}).get("message"))
 
     def _agent_event(self, agent: AgentRec, kind: str) -> None:
         for ins in agent.lifecycle.handle(Event(kind)):
@@ -187,8 +224,8 @@ class AgentsMixin:
         agent.tasks[(fw_id, task_id)] = task
         return task
 
-    def _remove_agent(self, agent: AgentRec) -> None:
-        """The agent did not come back: its tasks are lost, frameworks get FAILURE."""
+    def _remove_agent(self, agent: AgentRec, message: str | None = None) -> None:
+        """The agent did not come back (or is unreachable): its tasks are lost, frameworks get FAILURE."""
         for offer_id in list(agent.offers):
             self._remove_offer(offer_id, rescind=True, recover=False)
         for task in list(agent.tasks.values()):
@@ -196,7 +233,7 @@ class AgentsMixin:
             pa = fw is not None and fw.has_capability("PARTITION_AWARE")
             status = make_status(task.task_id, "TASK_UNREACHABLE" if pa else "TASK_LOST", agent_id=agent.id,
                                  source="SOURCE_MASTER", reason="REASON_AGENT_REMOVED",
-                                 message=f"Agent {agent.hostname} removed: no contact")
+                                 message=message or f"Agent {agent.hostname} removed: no contact")
             self._finish_task(task, status, recover=False)
             if fw is not None and fw.stream:
                 fw.stream.send(update_event(status))

@@ -11,6 +11,7 @@ import asyncio
 import json
 import logging
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import WSMsgType, web
@@ -245,6 +246,9 @@ class MasterServer:
         self.elector = elector or StandaloneElector()
         self.master = Master(config)
         self._runner: web.AppRunner | None = None
+        # Called when this master stops leading: Mesos's master exits then (its soft state, agents
+        # and frameworks must go to the new leader); `scylla-singa master` does the same.
+        self.on_lost_leadership: Callable[[], None] | None = None
 
     @property
     def address(self) -> str:
@@ -260,7 +264,9 @@ class MasterServer:
         await site.start()
         self.cfg.port = self._runner.addresses[0][1]
         self.master.start(loop)
-        if not isinstance(self.elector, StandaloneElector):
+        if isinstance(self.elector, StandaloneElector):
+            self.master.became_leader()
+        else:
             self.master.leader_address = ""  # unknown until the first election result
 
         def on_change(leader: str | None) -> None:
@@ -272,7 +278,11 @@ class MasterServer:
         self.master.leader_address = None if leader == self.address else (leader or "")
         if was is not None and self.master.leader_address is None:
             log.info("master %s elected leader", self.address)
-            self.master.schedule_allocation()
+            self.master.became_leader()
+        elif was is None and self.master.leader_address is not None:
+            log.error("master %s lost leadership (leader now: %s)", self.address, leader or "none")
+            if self.on_lost_leadership is not None:
+                self.on_lost_leadership()
 
     async def stop(self) -> None:
         """Stop serving; idempotent."""

@@ -121,6 +121,8 @@ class AgentRec:
     tasks: dict[tuple[str, str], TaskRec] = field(default_factory=dict)
     offers: set[str] = field(default_factory=set)
     timer: Any = None
+    healthy: bool = True          # False: its containerizer does not work; it offers nothing
+    health_message: str = ""
 
     @property
     def active(self) -> bool:

@@ -46,7 +46,8 @@ def agent_json(m: Master, a: AgentRec) -> dict[str, Any]:
             "attributes": attributes_dict(a.attributes), "resources": a.total.to_dict(),
             "used_resources": used.to_dict(), "offered_resources": offered.to_dict(),
             "unreserved_resources": a.total.to_dict(), "reserved_resources": {},
-            "active": a.active, "registered_time": a.registered_time, "version": VERSION,
+            "active": a.active, "deactivated": not a.healthy, "registered_time": a.registered_time,
+            "version": VERSION,
             "capabilities": []}
 
 

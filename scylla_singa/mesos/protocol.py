@@ -5,14 +5,17 @@ text messages; a simulated fleet multiplexes thousands of agents on one
 socket, so every message names its `agent_id` (or, before registration, a
 `ref` the agent chose).
 
-agent -> master: REGISTER {ref, agent}, STATUS {agent_id, framework_id, status}, PONG
-master -> agent: REGISTERED {ref, agent_id}, REREGISTER_REFUSED {ref, agent_id, message},
+agent -> master: REGISTER {ref, agent}, STATUS {agent_id, framework_id, status}, PONG,
+                 AGENT_HEALTH {agent_id, healthy, message} (its containerizer stopped/started working)
+master -> agent: REGISTERED {ref, agent_id, ping_timeout_s}, REREGISTER_REFUSED {ref, agent_id, message},
                  RUN_TASK {agent_id, framework_id, framework, task}, KILL_TASK {agent_id,
                  framework_id, task_id, grace_s}, ACK {agent_id, framework_id, task_id, uuid},
                  SHUTDOWN_FRAMEWORK {agent_id, framework_id}, PING, NOT_LEADER {leader}
 
 `agent` in REGISTER: {agent_id? (re-registration), hostname, port, resources,
-attributes, tasks: [{framework_id, framework, task, state, status?}]}.
+attributes, tasks: [{framework_id, framework, task, state, status?}], healthy? (false
+when unhealthy), health?}. `ping_timeout_s`: an agent that hears nothing from
+the master for that long looks for the leader again (as a Mesos agent does).
 """
 
 from __future__ import annotations

@@ -5,18 +5,26 @@ thread pool (long waits and log streams must not starve asyncio's default
 executor). Output is copied to the sandbox's `stdout`/`stderr` as it
 appears. Containers carry the `scylla.*` labels; `cleanup` removes a task's
 container and `shutdown` removes every container this agent started.
+
+When the engine stops answering, the tasks it ran are lost (TASK_FAILED,
+REASON_EXECUTOR_TERMINATED, as when a Mesos Docker executor dies) and
+`health_listener(False, why)` is told, so the agent stops offering its
+resources; removals that failed meanwhile are done once the engine is back
+(`engine_back`), as a Mesos agent kills orphan containers on recovery.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import docker
 import docker.errors
+import requests
 from docker.models.containers import Container
 
 from .docker_spec import MANAGED_LABEL, DockerSpec, SpecError, build_spec
@@ -25,6 +33,9 @@ from .protocol import container_status
 from .runner import AgentTask, Emit, TaskRunner
 
 log = logging.getLogger(__name__)
+# What the Docker SDK raises when the engine itself is gone (its socket closed or refused).
+ENGINE_ERRORS = (requests.exceptions.RequestException, docker.errors.DockerException, OSError)
+HealthListener = Callable[[bool, str], None]
 
 
 class DockerRunner(TaskRunner):
@@ -36,6 +47,8 @@ class DockerRunner(TaskRunner):
         self.pool = ThreadPoolExecutor(max_workers=256, thread_name_prefix="docker-runner")
         self._containers: dict[str, Container] = {}
         self._log_threads: dict[str, asyncio.Future] = {}
+        self._unremoved: set[str] = set()   # container names whose removal failed (engine down)
+        self.health_listener: HealthListener | None = None
 
     async def _call(self, fn, *args, **kwargs) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.pool, lambda: fn(*args, **kwargs))
@@ -48,7 +61,11 @@ class DockerRunner(TaskRunner):
         except SpecError as exc:
             emit(Event("invalid", {"message": str(exc)}))
             return
-        problem = await self._call(self._check_engine, spec)
+        try:
+            problem = await self._call(self._check_engine, spec)
+        except ENGINE_ERRORS as exc:
+            problem = f"Failed to launch container: the Docker engine does not answer: {exc.__class__.__name__}"
+            self._engine_down(problem)
         if problem:
             emit(Event("launch_failed", {"message": problem}))
             return
@@ -71,12 +88,16 @@ class DockerRunner(TaskRunner):
             self._log_threads[task.container_id] = asyncio.gather(*(
                 loop.run_in_executor(self.pool, _copy_logs, self.client, container.id, task.sandbox, which)
                 for which in ("stdout", "stderr")))
-        attrs = await self._call(lambda: self.client.api.inspect_container(container.id))
-        if attrs["State"].get("Running") or attrs["State"].get("Status") == "exited":
-            emit(Event("running", {"container_status": container_status(
-                task.container_id, _ip(attrs, network), network if network not in ("host", "none") else None)}))
-        result = await self._call(container.wait)
-        attrs = await self._call(lambda: self.client.api.inspect_container(container.id))
+        try:
+            attrs = await self._call(lambda: self.client.api.inspect_container(container.id))
+            if attrs["State"].get("Running") or attrs["State"].get("Status") == "exited":
+                emit(Event("running", {"container_status": container_status(
+                    task.container_id, _ip(attrs, network), network if network not in ("host", "none") else None)}))
+            result = await self._call(container.wait)
+            attrs = await self._call(lambda: self.client.api.inspect_container(container.id))
+        except ENGINE_ERRORS as exc:
+            await self._container_lost(task, container, exc, emit)
+            return
         code = int(result.get("StatusCode", attrs["State"].get("ExitCode", 1)))
         oom = bool(attrs["State"].get("OOMKilled"))
         pending = self._log_threads.get(task.container_id)
@@ -86,6 +107,31 @@ class DockerRunner(TaskRunner):
                    f"{attrs['HostConfig'].get('Memory', 0) // (1024 * 1024)} MB)" if oom
                    else f"Command exited with status {code}")
         emit(Event("exited", {"code": code, "oom": oom, "message": message}))
+
+    async def _container_lost(self, task: AgentTask, container: Container, exc: Exception, emit: Emit) -> None:
+        """Following the container failed: the engine died (or the container was removed under us)."""
+        if await self.engine_answers():
+            why = f"The task's container {container.id[:12]} is gone ({exc.__class__.__name__}: {exc})"
+        else:
+            why = f"The Docker engine stopped answering ({exc.__class__.__name__}); the container is lost"
+            self._engine_down(why)
+        emit(Event("lost", {"reason": "REASON_EXECUTOR_TERMINATED", "message": why}))
+
+    async def engine_answers(self) -> bool:
+        try:
+            return bool(await self._call(self.client.ping))
+        except ENGINE_ERRORS:
+            return False
+
+    def _engine_down(self, why: str) -> None:
+        if self.health_listener is not None:
+            self.health_listener(False, why)
+
+    async def engine_back(self) -> None:
+        """The engine answers again: remove the containers whose removal failed while it was down."""
+        for name in list(self._unremoved):
+            self._unremoved.discard(name)
+            await self._call(self._remove, name)
 
     def _check_engine(self, spec: DockerSpec) -> str | None:
         """Why the engine cannot run `spec` (missing image, unusable network), or None."""
@@ -105,10 +151,19 @@ class DockerRunner(TaskRunner):
             try:
                 net = self.client.networks.get(spec.network)
             except docker.errors.NotFound:
+                if self._swarm_worker():
+                    # A worker lists only the overlays it has containers on; the engine
+                    # fetches an attachable one from the managers when a container joins it.
+                    return None
                 return f"Failed to launch container: network {spec.network} does not exist on the agent"
             if net.attrs.get("Scope") == "swarm" and not net.attrs.get("Attachable"):
                 return f"Failed to launch container: overlay network {spec.network} is not attachable"
         return None
+
+    def _swarm_worker(self) -> bool:
+        """Whether the engine is an active swarm member without manager rights."""
+        swarm = self.client.info().get("Swarm") or {}
+        return swarm.get("LocalNodeState") == "active" and not swarm.get("ControlAvailable")
 
     def _create_and_start(self, spec: DockerSpec) -> Container:
         kwargs = spec.create_kwargs()
@@ -127,6 +182,10 @@ class DockerRunner(TaskRunner):
         except docker.errors.APIError as exc:
             if "already in progress" not in str(exc):
                 log.warning("cannot remove container %s: %s", name_or_id, exc)
+        except ENGINE_ERRORS as exc:
+            log.warning("cannot remove container %s now (%s); again when the engine answers",
+                        name_or_id, exc.__class__.__name__)
+            self._unremoved.add(name_or_id)
 
     async def kill(self, task: AgentTask, grace_s: float, emit: Emit) -> None:
         container = task.handle
@@ -142,6 +201,8 @@ class DockerRunner(TaskRunner):
             emit(Event("stopped"))
         except docker.errors.APIError as exc:
             log.warning("docker stop of %s failed: %s", container.id[:12], exc)
+        except ENGINE_ERRORS as exc:  # the engine is gone: following the container reports it lost
+            log.warning("docker stop of %s failed: %s", container.id[:12], exc.__class__.__name__)
 
     async def cleanup(self, task: AgentTask) -> None:
         self._containers.pop(task.container_id, None)

@@ -95,7 +95,8 @@ class RecordingScheduler(Scheduler):
             else:
                 self._note(lambda: self.offers.extend(offers))
         except Exception as exc:  # noqa: BLE001 - an exception here would abort the driver
-            self._note(lambda: self.errors.append(f"on_offers raised {exc!r}"))
+            message = f"on_offers raised {exc!r}"
+            self._note(lambda: self.errors.append(message))
 
     def offerRescinded(self, driver, offer_id) -> None:
         def f() -> None:

@@ -4,15 +4,27 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import os
 import random
 import subprocess
+import sys
 import uuid
+from collections.abc import Callable
+from pathlib import Path
 
 import docker
+import docker.errors
+import numpy as np
+import pytest
+import requests
 
+from scylla_singa.cluster import engines, faults, launcher
 from scylla_singa.cluster.config import ClusterConfig
 from scylla_singa.cluster.discover import leftovers
-from scylla_singa.cluster.state import ClusterInfo
+from scylla_singa.cluster.state import ClusterInfo, State
+from scylla_singa.framework.store import JobStore
+
+from tests.waiting import wait_for
 
 
 def node_client(info: ClusterInfo, index: int) -> docker.DockerClient:
@@ -51,3 +63,194 @@ def free_subnet_pair(host: docker.DockerClient) -> tuple[str, str]:
             if not any(lan.overlaps(u) or svc.overlaps(u) for u in used):
                 return str(lan), str(svc)
     raise RuntimeError("no free pair of /24s in 172.16.0.0/12 for a test cluster")
+
+
+# -- running scylla-singa against the session's cluster ------------------------
+REPO = Path(__file__).resolve().parent.parent.parent
+HOGWILD = REPO / "examples" / "frameworks" / "hogwild.conf"
+
+
+def job_conf(tmp: Path, train_steps: int, checkpoint_freq: int | None = None, base: Path = HOGWILD) -> Path:
+    """A copy of `base` (600 steps, checkpoints every 200) training longer, for faults mid-training."""
+    text = base.read_text().replace("train_steps: 600", f"train_steps: {train_steps}")
+    if checkpoint_freq is not None:
+        text = text.replace("checkpoint_freq: 200", f"checkpoint_freq: {checkpoint_freq}")
+    path = tmp / f"{base.stem}-{train_steps}.conf"
+    path.write_text(text)
+    return path
+
+
+def last_json(text: str) -> dict:
+    lines = [line for line in text.splitlines() if line.startswith("{")]
+    assert lines, f"no JSON line in the output: {text[-2000:]}"
+    return json.loads(lines[-1])
+
+
+class ClusterCli:
+    """`scylla-singa` as a subprocess against the cluster, with the cluster's SCYLLA_HOME (so volume
+    delivery mounts from where the agents allow, and the framework store is the cluster's).
+
+    Remembers the jobs it submitted; `cleanup` removes their containers from every node engine and
+    their networks from the host engine, also when a test fails.
+    """
+
+    def __init__(self, config: ClusterConfig, info: ClusterInfo, host: docker.DockerClient, tmp: Path) -> None:
+        self.config, self.info, self.host, self.tmp = config, info, host, tmp
+        self.env = {**os.environ, "SCYLLA_HOME": config.home, "PYTHONUNBUFFERED": "1"}
+        self.procs: list[subprocess.Popen] = []
+        self.known = set(self.job_ids())
+        self._n = 0
+
+    def _argv(self, args: tuple[str, ...]) -> list[str]:
+        return [sys.executable, "-m", "scylla_singa", *args]
+
+    def run(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+        out = subprocess.run(self._argv(args), cwd=REPO, env=self.env, capture_output=True, text=True,
+                             timeout=timeout)
+        return out
+
+    def start(self, *args: str) -> subprocess.Popen:
+        """Start in the background; stdout and stderr go to files (`output(p)` reads them)."""
+        self._n += 1
+        out, err = self.tmp / f"cli{self._n}.out", self.tmp / f"cli{self._n}.err"
+        p = subprocess.Popen(self._argv(args), cwd=REPO, env=self.env, stdout=open(out, "w"),
+                             stderr=open(err, "w"), text=True)
+        p.files = (out, err)  # type: ignore[attr-defined]
+        self.procs.append(p)
+        return p
+
+    @staticmethod
+    def output(p: subprocess.Popen) -> tuple[str, str]:
+        return tuple(f.read_text() for f in p.files)  # type: ignore[attr-defined,return-value]
+
+    def finish(self, p: subprocess.Popen, timeout: float = 300) -> dict:
+        """Wait for a started `run --json`/`resume --json`; its JSON line (asserting exit 0)."""
+        p.wait(timeout)
+        out, err = self.output(p)
+        assert p.returncode == 0, f"exit {p.returncode}: {err[-3000:]}"
+        return last_json(out)
+
+    def store(self) -> JobStore:
+        return JobStore(Path(self.config.home) / "framework.sqlite")
+
+    def job_ids(self) -> list[str]:
+        return [j for j, *_ in self.store().jobs()]
+
+    def new_job(self, timeout: float = 60) -> str:
+        """The id of the first job submitted since this helper was made (waits for it)."""
+        return wait_for(lambda: [j for j in self.job_ids() if j not in self.known], timeout,
+                        "a job to be submitted")[0]
+
+    def node(self, name: str) -> docker.DockerClient:
+        spec = next(n for n in self.info.nodes if n.name == name)
+        return docker.DockerClient(base_url=spec.docker_host, timeout=60)
+
+    def containers(self, job_id: str, running: bool = False) -> dict[str, list]:
+        """The job's containers on each node engine that answers (node name -> containers)."""
+        out = {}
+        for n in self.info.nodes:
+            try:
+                out[n.name] = self.node(n.name).containers.list(all=not running,
+                                                                filters={"label": f"scylla.job={job_id}"})
+            except (docker.errors.DockerException, requests.RequestException):
+                out[n.name] = []
+        return out
+
+    def networks(self, job_id: str) -> list:
+        return self.host.networks.list(filters={"label": f"scylla.job={job_id}"})
+
+    def assert_nothing_left(self, job_id: str, timeout: float = 60) -> None:
+        wait_for(lambda: not any(self.containers(job_id).values()) and not self.networks(job_id), timeout,
+                 f"{job_id}'s containers and network to be gone")
+
+    def cleanup(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait(30)
+        for job_id in set(self.job_ids()) - self.known:
+            for containers in self.containers(job_id).values():
+                for c in containers:
+                    c.remove(force=True)
+            for net in self.networks(job_id):
+                try:
+                    net.remove()
+                except docker.errors.APIError:
+                    pass
+
+
+def leader(state: State) -> str:
+    """"ip:5050" of the master leading now (its znode is the lowest)."""
+    name = faults.leading_master(state)
+    assert name, "no master leads"
+    return next(m.endpoint for m in state.config.master_specs() if f"{m.name}-master" == name)
+
+
+def master_state(state: State) -> dict:
+    return requests.get(f"http://{leader(state)}/master/state", timeout=10).json()
+
+
+def cluster_is_healthy(state: State, host: docker.DockerClient) -> str:
+    """"" when every master runs, one leads, every node's engine answers and its agent is registered,
+    active and healthy with the leader, and the services are healthy; else what is not."""
+    for e in state.entries:
+        if e.resource.kind == "process" and e.done and not launcher.running(e.facts.get("pid"), e.facts.get("start")):
+            return f"{e.resource.name} is not running"
+    for spec in state.config.node_specs():
+        if not engines.answers(spec.socket):
+            return f"the engine of {spec.name} does not answer"
+    try:
+        agents = {a["hostname"]: a for a in master_state(state)["slaves"]}
+    except (AssertionError, requests.RequestException, ValueError) as exc:
+        return f"no leading master answers ({exc})"
+    for spec in state.config.node_specs():
+        a = agents.get(spec.name)
+        if a is None or not a["active"] or a.get("deactivated"):
+            return f"agent {spec.name} is not registered, active and healthy: {a}"
+    for e in state.entries:
+        if e.resource.kind == "service":
+            health = (host.containers.get(e.resource.name).attrs["State"].get("Health") or {}).get("Status")
+            if health != "healthy":
+                return f"{e.resource.name} is {health}"
+    return ""
+
+
+def verify_checkpoints(names: list[str], read: Callable[[str], bytes]) -> list[int]:
+    """Every checkpoint file under its final name decodes and holds finite numbers; every complete
+    step (with its .done marker) has its files. Returns the complete steps, in order."""
+    from scylla_singa.runtime.checkpoint import CKPT_RE, MARKER_RE, decode_checkpoint
+    files: dict[int, list[str]] = {}
+    for name in names:
+        if m := CKPT_RE.match(name):
+            files.setdefault(int(m.group(1)), []).append(name)
+    complete = sorted(int(m.group(1)) for m in map(MARKER_RE.match, names) if m)
+    for step in complete:
+        assert files.get(step), f"step {step} has a marker but no checkpoint file"
+    for step, found in files.items():
+        for name in found:
+            meta, slices = decode_checkpoint(read(name))
+            assert meta["step"] == step and slices, f"{name}: {meta}"
+            for s in slices:
+                arrays = [s.values, *s.state.values()]
+                assert all(np.isfinite(a).all() for a in arrays), f"{name}: non-finite values"
+    return complete
+
+
+# -- recovery times -------------------------------------------------------------
+RECOVERIES: list[dict] = []
+
+
+def record_recovery(request: pytest.FixtureRequest, fault: str, measure: str, seconds: float) -> None:
+    """Keep a measured recovery time for the session's summary and docs/faults.md."""
+    RECOVERIES.append({"fault": fault, "measure": measure, "seconds": round(seconds, 1)})
+    request.node.user_properties.append((f"{fault}: {measure}", round(seconds, 1)))
+    print(f"recovery: {fault}: {measure}: {seconds:.1f}s")
+
+
+def job_times(store: JobStore, job_id: str) -> list[tuple[float, str, str]]:
+    """The job's (wall time, state, why) history."""
+    return [tuple(h) for h in store.load(job_id).history]  # type: ignore[misc]
+
+
+def first(history: list[tuple[float, str, str]], state: str, after: float = 0.0) -> float | None:
+    return next((t for t, s, _ in history if s == state and t >= after), None)

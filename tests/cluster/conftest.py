@@ -1,12 +1,21 @@
 """Fixtures for tests on a real multi-host cluster on this machine (root, the host engine).
 
 One cluster is shared by the whole session (bringing up namespaced engines
-costs seconds each): 2 nodes, 1 master and an agent per node (when the
-`master`/`agent` commands exist), HDFS and ZooKeeper, under a prefix and
-subnets of its own (random, checked free) and a temporary SCYLLA_HOME, so it
-never meets a developer's cluster or another test session's. Its teardown runs `down` and fails the session if anything of it is
-left on the machine. Tests that need their own cluster use `own_cluster`,
-which cleans up in the same way, also when the test fails.
+and loading the SINGA image into them costs about a minute): 3 nodes with
+an agent each (cpus:4, so a Hogwild job fits on 2 of them), 2 masters
+electing their leader through ZooKeeper, HDFS, and a 10 s agent timeout
+(masters ping every 2 s), under a prefix and subnets of its own (random,
+checked free) and a temporary SCYLLA_HOME, so it never meets a developer's
+cluster or another test session's. Its teardown runs `down` and fails the
+session if anything of it is left on the machine. Tests that need their own
+cluster use `own_cluster`, which cleans up in the same way, also when the
+test fails.
+
+Tests marked `disruptive` (fault injection: a dead engine, a cut-off node,
+a killed master) run after all others; each undoes its fault in `finally`
+and the `healthy_cluster` fixture checks, before and after, that every
+master, engine, agent and service is back. Measured recovery times are
+printed at the end of the session and written to docs/faults.md.
 
 The compose files are started through pytest-docker with Debian's
 docker-compose v1 (`compose_services`).
@@ -27,9 +36,11 @@ from pytest_docker.plugin import Services, get_docker_services
 
 from scylla_singa.cluster.config import ClusterConfig
 from scylla_singa.cluster.lifecycle import down, up
-from scylla_singa.cluster.state import ClusterInfo
+from scylla_singa.cluster.state import ClusterInfo, State, load
 
-from cluster_helpers import assert_clean, free_subnet_pair, unique_prefix
+from cluster_helpers import (RECOVERIES, ClusterCli, assert_clean, cluster_is_healthy, free_subnet_pair,
+                             unique_prefix)
+from tests.waiting import wait_for
 
 REPO = Path(__file__).resolve().parent.parent.parent
 HERE = str(Path(__file__).resolve().parent)
@@ -37,13 +48,66 @@ HERE = str(Path(__file__).resolve().parent)
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cluster: builds network namespaces and Docker engines (root; slow)")
+    config.addinivalue_line("markers", "disruptive: injects a fault into the shared cluster (runs last)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        if str(item.fspath).startswith(HERE):
-            item.add_marker(pytest.mark.cluster)
-            item.add_marker(pytest.mark.docker)
+    ours = [i for i, item in enumerate(items) if _ours(item)]
+    for i in ours:
+        items[i].add_marker(pytest.mark.cluster)
+        items[i].add_marker(pytest.mark.docker)
+    # Fault tests last among the cluster tests (in the same places of the session): should one
+    # fail to put the shared cluster right, only fault tests follow it.
+    ordered = sorted((items[i] for i in ours), key=lambda item: item.get_closest_marker("disruptive") is not None)
+    for i, item in zip(ours, ordered):
+        items[i] = item
+
+
+def _ours(item: pytest.Item) -> bool:
+    return str(item.fspath).startswith(HERE)
+
+
+_CLUSTER_DOWN: list[Callable[[], None]] = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
+    """Take the shared cluster down after the last cluster test, not at the end of the whole session:
+    the tests that follow get the machine's two cores back."""
+    yield
+    if _ours(item) and (nextitem is None or not _ours(nextitem)):
+        while _CLUSTER_DOWN:
+            _CLUSTER_DOWN.pop()()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    if not RECOVERIES:
+        return
+    terminalreporter.section("recovery times (fault tests)")
+    for r in RECOVERIES:
+        terminalreporter.write_line(f"{r['fault']:<32} {r['measure']:<52} {r['seconds']:>6.1f} s")
+    write_fault_table(REPO / "docs" / "faults.md", RECOVERIES)
+
+
+def write_fault_table(path: Path, rows: list[dict]) -> None:
+    """Update the measured rows of the table between the markers of docs/faults.md (others are kept)."""
+    import time
+    start, end = "<!-- recovery-times:start -->", "<!-- recovery-times:end -->"
+    text = path.read_text() if path.exists() else f"# Fault tests\n\n{start}\n{end}\n"
+    if start not in text or end not in text:
+        return
+    head, rest = text.split(start, 1)
+    table, tail = rest.split(end, 1)
+    known: dict[tuple[str, str], str] = {}
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0] not in ("fault", "---") and not cells[0].startswith("-"):
+            known[(cells[0], cells[1])] = f"| {' | '.join(cells)} |"
+    when = time.strftime("%Y-%m-%d")
+    for r in rows:
+        known[(r["fault"], r["measure"])] = f"| {r['fault']} | {r['measure']} | {r['seconds']:.1f} | {when} |"
+    lines = ["| fault | measure | seconds | measured |", "|---|---|---|---|", *known.values()]
+    path.write_text(f"{head}{start}\n" + "\n".join(lines) + f"\n{end}{tail}")
 
 
 @pytest.fixture(scope="session")
@@ -55,7 +119,8 @@ def host_engine() -> docker.DockerClient:
         client.ping()
     except docker.errors.DockerException as exc:
         pytest.fail(f"no Docker engine answers ({exc}); run `make setup` first", pytrace=False)
-    for tag in ("scylla-tiny:latest", "scylla-hdfs:latest", "scylla-zookeeper:latest", "scylla-singa:latest"):
+    for tag in ("scylla-tiny:latest", "scylla-hdfs:latest", "scylla-zookeeper:latest", "scylla-singa:latest",
+                "singa:latest"):
         try:
             client.images.get(tag)
         except docker.errors.ImageNotFound:
@@ -71,20 +136,69 @@ def cluster_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def cluster_config(cluster_home: Path, host_engine: docker.DockerClient) -> ClusterConfig:
     lan, svc = free_subnet_pair(host_engine)
-    return ClusterConfig(nodes=2, masters=1, hdfs=True, zk=True, prefix=unique_prefix("s"), subnet=lan,
-                         services_subnet=svc, images=("scylla-tiny:latest",),
-                         resources="cpus:2;mem:2048;disk:4096;net_bw:1000", home=str(cluster_home))
+    return ClusterConfig(nodes=3, masters=2, hdfs=True, zk=True, prefix=unique_prefix("s"), subnet=lan,
+                         services_subnet=svc, images=("scylla-tiny:latest", "singa:latest"),
+                         resources="cpus:4;mem:4096;disk:4096;net_bw:1000", home=str(cluster_home),
+                         agent_timeout=10.0)
 
 
 @pytest.fixture(scope="session")
 def cluster(cluster_config: ClusterConfig, host_engine: docker.DockerClient) -> Iterator[ClusterInfo]:
-    """The session's cluster, up; removed (and checked gone) at the end, also after failures."""
-    try:
-        yield up(cluster_config, echo=lambda _: None)
-    finally:
+    """The session's cluster, up; removed (and checked gone) after the last cluster test, also after failures."""
+    done: list[bool] = []
+
+    def teardown() -> None:
+        if done:
+            return
+        done.append(True)
         problems = down(cluster_config, echo=lambda _: None, host=host_engine)
         assert not problems, problems
         assert_clean(cluster_config, host_engine)
+    _CLUSTER_DOWN.append(teardown)
+    try:
+        yield up(cluster_config, echo=lambda _: None)
+    finally:
+        teardown()
+
+
+@pytest.fixture
+def cluster_state(cluster: ClusterInfo, cluster_config: ClusterConfig) -> State:
+    """The session cluster's state file, freshly read (faults record new pids in it)."""
+    state = load(cluster_config.state_file)
+    assert state is not None
+    return state
+
+
+@pytest.fixture
+def cli(cluster: ClusterInfo, cluster_config: ClusterConfig, host_engine: docker.DockerClient,
+        tmp_path: Path) -> Iterator[ClusterCli]:
+    """`scylla-singa` against the session's cluster; its jobs' containers and networks removed at the end."""
+    c = ClusterCli(cluster_config, cluster, host_engine, tmp_path)
+    try:
+        yield c
+    finally:
+        c.cleanup()
+
+
+@pytest.fixture
+def healthy_cluster(cluster_state: State, host_engine: docker.DockerClient) -> Iterator[State]:
+    """For fault tests: the cluster is whole before the test, and whole again after it (each test
+    undoes its fault; this checks it did, so the next test starts from a working cluster)."""
+    def whole() -> bool:
+        return not cluster_is_healthy(load(cluster_state.config.state_file), host_engine)
+
+    def why() -> str:
+        return cluster_is_healthy(load(cluster_state.config.state_file), host_engine)
+
+    try:
+        wait_for(whole, 90, "the cluster to be whole before the test")
+    except AssertionError:
+        raise AssertionError(f"the cluster is not whole before the test: {why()}") from None
+    yield cluster_state
+    try:
+        wait_for(whole, 90, "the cluster to be whole again")
+    except AssertionError:
+        raise AssertionError(f"the cluster is not whole after the test: {why()}") from None
 
 
 @pytest.fixture

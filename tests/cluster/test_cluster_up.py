@@ -1,4 +1,4 @@
-"""A 2-node cluster: engines in namespaces, swarm workers, images, cross-node overlay, agents."""
+"""The session's cluster: engines in namespaces, swarm workers, images, cross-node overlay, agents."""
 
 from __future__ import annotations
 
@@ -9,20 +9,19 @@ import sys
 
 import docker
 import pytest
-import requests
 
 from scylla_singa.cluster.config import ClusterConfig
 from scylla_singa.cluster.crossnode import run_cross_node_check
 from scylla_singa.cluster.lifecycle import up
 from scylla_singa.cluster.state import ClusterInfo, local_cluster
 
-from cluster_helpers import node_client
+from cluster_helpers import master_state, node_client
 
 
 def test_each_node_engine_answers_in_its_namespace_as_a_swarm_worker(cluster: ClusterInfo,
                                                                       host_engine: docker.DockerClient) -> None:
     lan = cluster.subnet.rsplit(".", 1)[0]
-    assert [n.address for n in cluster.nodes] == [f"{lan}.101", f"{lan}.102"]
+    assert [n.address for n in cluster.nodes] == [f"{lan}.{100 + i}" for i in range(1, len(cluster.nodes) + 1)]
     for i, node in enumerate(cluster.nodes):
         info = node_client(cluster, i).info()
         assert info["Name"] == node.name                       # own UTS namespace
@@ -47,11 +46,10 @@ def test_a_container_on_node1_reaches_a_container_on_node2_by_name(cluster: Clus
     assert not host_engine.networks.list(names=[result.network])
 
 
-def test_agents_registered_with_the_master_at_their_node_addresses(cluster: ClusterInfo) -> None:
+def test_agents_registered_with_the_master_at_their_node_addresses(cluster: ClusterInfo, cluster_state) -> None:
     if cluster.master is None:
         pytest.skip("`scylla-singa master`/`agent` are not available in this tree yet")
-    master = cluster.masters[0]
-    state = requests.get(f"http://{master}/master/state", timeout=10).json()
+    state = master_state(cluster_state)  # the leader's: standbys know no agents
     agents = sorted((a["hostname"], a["pid"].split("@")[1]) for a in state["slaves"])
     assert agents == [(n.name, n.agent) for n in cluster.nodes]
 
@@ -67,7 +65,7 @@ def test_status_json_gives_addresses_nodes_agents_and_services(cluster: ClusterI
     svc = cluster_config.services_subnet.rsplit(".", 1)[0]
     assert status["zk"] == f"zk://{svc}.10:2181/mesos" and status["webhdfs"] == f"http://{svc}.20:9870"
     assert [(n["name"], n["engine"], n["swarm"]) for n in status["nodes"]] == \
-        [(f"{cluster.prefix}-node1", "running", "active"), (f"{cluster.prefix}-node2", "running", "active")]
+        [(f"{cluster.prefix}-node{i}", "running", "active") for i in range(1, len(cluster.nodes) + 1)]
     assert status["service_containers"] == {"zookeeper": "running (healthy)", "hdfs": "running (healthy)"}
     if cluster.master:
         assert status["master"] == cluster.master

@@ -1,7 +1,9 @@
 """Browser fixtures: Debian's Chromium driven by Python's playwright (never a downloaded browser).
 
 `tools/ensure_browser.sh` (run by `make test`) installs /usr/bin/chromium.
-One headless Chromium per session with a fresh profile in a temp dir; one
+One headless Chromium per test package (closed when the package ends:
+playwright's sync API keeps an event loop running while it is open, which
+would break every later test that calls asyncio.run) with a fresh profile in a temp dir; one
 page per test, closed afterwards, and any JavaScript error on it fails the
 test. Chromium is started with background networking off: otherwise it keeps
 trying to reach Google's services from this closed network.
@@ -25,7 +27,7 @@ VIEWPORT = {"width": 1280, "height": 900}
 TIMEOUT_MS = 20_000
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} is missing; run tools/ensure_browser.sh (make test does)", pytrace=False)

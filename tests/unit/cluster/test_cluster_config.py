@@ -23,6 +23,7 @@ from scylla_singa.cluster.config import ClusterConfig, ConfigError
     ({"services_subnet": "172.31.240.0/25"}, "overlap"),
     ({"resources": "cpus:two"}, "NAME:NUMBER"),
     ({"resources": "disk:10"}, "cpus and mem"),
+    ({"agent_timeout": 0.5}, "--agent-timeout"),
 ], ids=lambda v: v if isinstance(v, str) else None)
 def test_invalid_configs_are_refused_with_a_reason(kwargs: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
@@ -55,7 +56,7 @@ def test_services_are_absent_unless_asked_for() -> None:
 
 
 def test_config_round_trips_through_a_dict() -> None:
-    cfg = ClusterConfig(nodes=3, masters=2, zk=True, images=("a:1", "b:2"), home="/tmp/x")
+    cfg = ClusterConfig(nodes=3, masters=2, zk=True, images=("a:1", "b:2"), home="/tmp/x", agent_timeout=10.0)
     assert ClusterConfig.from_dict(cfg.to_dict()) == cfg
 
 

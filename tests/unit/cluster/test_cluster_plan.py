@@ -122,3 +122,28 @@ def test_node_engines_start_with_nsenter_and_their_own_roots() -> None:
                         ("--pidfile", n.pidfile), ("--bip", "172.30.2.1/24"), ("--cgroup-parent", "/scylla-node2"),
                         ("--config-file", "/x/daemon.json")]:
         assert tail[tail.index(flag) + 1] == value
+
+
+def test_agents_allow_volumes_from_the_clusters_jobs_directory() -> None:
+    agent = next(s for s in plan(ClusterConfig(nodes=1, home="/srv/scylla")) if s.name == "scylla-node1-agent")
+    argv = agent.params["argv"]
+    assert argv[argv.index("--allowed-host-paths") + 1] == "/srv/scylla/jobs"
+
+
+@pytest.mark.parametrize("timeout, flags", [
+    (None, {}),
+    (10.0, {"--agent-ping-timeout": "2s", "--max-agent-ping-timeouts": "5", "--agent-reregister-timeout": "10s"}),
+], ids=["mesos-defaults", "10s"])
+def test_the_agent_timeout_sets_the_masters_ping_and_reregistration_flags(timeout, flags) -> None:
+    master = next(s for s in plan(ClusterConfig(masters=2, zk=True, agent_timeout=timeout))
+                  if s.name == "scylla-master2-master")
+    got = {k: v for k, v in master.params["optional"].items() if k not in ("--advertise-ip", "--zk")}
+    assert got == flags
+    if flags:
+        assert argv_for(master.params["argv"], master.params["optional"], frozenset(flags))[-2:] == \
+            ["--agent-reregister-timeout", "10s"]
+
+
+def test_masters_and_agents_run_with_the_clusters_scylla_home() -> None:
+    procs = [s for s in plan(ClusterConfig(nodes=1, home="/srv/scylla")) if s.kind == "process"]
+    assert [p.params["env"] for p in procs] == [{"SCYLLA_HOME": "/srv/scylla"}] * 2

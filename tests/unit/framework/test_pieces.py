@@ -24,7 +24,7 @@ from scylla_singa.framework.store import JobStore
 from scylla_singa.framework.taskinfo import build_task
 from scylla_singa.jobconf.plan import load_plan
 
-from .builders import ARTIFACTS, REPO, offer, spec, submit_and_prepare, update
+from .builders import ARTIFACTS, REPO, offer, spec, submit_and_prepare
 
 
 def test_offers_of_one_agent_are_summed_with_attributes_and_bandwidth() -> None:
@@ -46,7 +46,7 @@ def test_taskinfo_maps_to_what_mesos_docker_containerizer_understands() -> None:
     assert c["type"] == "DOCKER" and c["docker"]["image"] == "singa:latest" and c["docker"]["network"] == "USER"
     assert "privileged" not in c["docker"] or c["docker"]["privileged"] is False
     assert c["hostname"] == "dp-1-proc-4" and c["volumes"] == [dict(v) for v in ARTIFACTS.volumes]
-    assert task["command"]["value"] == ("singa -conf ./job.conf -procs_id 4 -cluster ./cluster.json "
+    assert task["command"]["value"] == ("exec singa -conf ./job.conf -procs_id 4 -cluster ./cluster.json "
                                         "-workspace /workspace -resume")
     assert task["kill_policy"]["grace_period"]["nanoseconds"] == 10 * 10**9
 

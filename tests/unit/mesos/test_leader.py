@@ -103,3 +103,16 @@ def test_standalone_elector_leads_at_once() -> None:
     StandaloneElector().start(_info("127.0.0.1", 1), seen.append)
     assert seen == ["127.0.0.1:1"]
     assert address_of({"address": {"hostname": "h", "port": 2}}) == "h:2"
+
+
+def test_a_stale_znode_of_a_former_run_of_this_master_means_no_leader_until_it_expires() -> None:
+    zk = FakeZK("h:2181")
+    old, seen = ZooKeeperElector("zk://h:2181/mesos", client_factory=lambda hosts: zk), []
+    old.start(_info("10.0.0.1", 5050), lambda leader: None)
+    stale = next(iter(zk.nodes))  # the old run died; ZooKeeper keeps its znode for a session timeout
+    again = ZooKeeperElector("zk://h:2181/mesos", client_factory=lambda hosts: zk)
+    again.start(_info("10.0.0.1", 5050), seen.append)
+    assert seen == [None]  # not "10.0.0.1:5050": this run does not lead yet
+    zk.delete(stale)       # the session ended
+    assert seen == [None, "10.0.0.1:5050"]
+    again.stop()

@@ -1,0 +1,94 @@
+"""Master failover through the real ZooKeeper: the leading master dies, the standby takes over.
+
+The masters contend under zk://.../mesos with `json.info_<seq>` znodes (the
+lowest leads, as pymesos's detector reads it); the standby answers 307 to
+schedulers. Killing the leader ends its ZooKeeper session (10 s), the
+standby's znode becomes the lowest, and it rebuilds its state from the
+agents re-registering with their running tasks and the framework
+re-subscribing with its id; the job's tasks never stop.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+import requests
+from kazoo.client import KazooClient
+
+from scylla_singa.cluster import faults
+from scylla_singa.cluster.state import ClusterInfo, State
+from scylla_singa.mesos.leader import parse_zk_url
+
+from cluster_helpers import ClusterCli, job_conf, record_recovery
+from tests.waiting import wait_for
+
+pytestmark = pytest.mark.disruptive
+
+
+def _znodes(cluster: ClusterInfo) -> dict[str, dict]:
+    hosts, path = parse_zk_url(cluster.zk)
+    zk = KazooClient(hosts=hosts)
+    zk.start(timeout=10)
+    try:
+        return {c: json.loads(zk.get(f"{path}/{c}")[0]) for c in sorted(zk.get_children(path))}
+    finally:
+        zk.stop()
+        zk.close()
+
+
+def _endpoint(state: State, resource: str) -> str:
+    return next(m.endpoint for m in state.config.master_specs() if f"{m.name}-master" == resource)
+
+
+def _subscribe_answer(master: str) -> requests.Response:
+    body = {"type": "SUBSCRIBE", "subscribe": {"framework_info": {"user": "test", "name": "probe"}}}
+    return requests.post(f"http://{master}/api/v1/scheduler", json=body, allow_redirects=False, timeout=10)
+
+
+def test_the_standby_takes_over_from_a_killed_leader_and_the_job_goes_on(
+        cli: ClusterCli, cluster: ClusterInfo, healthy_cluster: State, tmp_path, request) -> None:
+    state = healthy_cluster
+    znodes = _znodes(cluster)
+    assert len(znodes) == 2 and all(n.startswith("json.info_") for n in znodes)
+    first = min(znodes)
+    old = faults.leading_master(state)
+    standby = next(f"{m.name}-master" for m in state.config.master_specs() if f"{m.name}-master" != old)
+    assert f"{znodes[first]['address']['ip']}:{znodes[first]['address']['port']}" == _endpoint(state, old)
+    redirect = _subscribe_answer(_endpoint(state, standby))
+    assert redirect.status_code == 307 and redirect.headers["Location"].startswith(f"//{_endpoint(state, old)}/")
+
+    p = cli.start("run", "--json", "--master", cluster.zk, str(job_conf(tmp_path, 24000, 2000)))
+    job = cli.new_job()
+    wait_for(lambda: cli.store().progress(job), 120, "training progress")
+    fid = next(f for j, _, f, _ in cli.store().jobs() if j == job)
+    killed = time.monotonic()
+    faults.kill_process(state, old)
+    try:
+        wait_for(lambda: faults.leading_master(state) == standby, 60, "the standby to lead")
+        elected = time.monotonic() - killed
+        new = _endpoint(state, standby)
+
+        def back() -> bool:
+            s = requests.get(f"http://{new}/master/state", timeout=10).json()
+            fw = next((f for f in s["frameworks"] if f["id"] == fid and f["connected"]), None)
+            agents = [a for a in s["slaves"] if a["active"]]
+            running = [t for t in (fw or {}).get("tasks", []) if t["state"] == "TASK_RUNNING"]
+            return len(agents) == len(cluster.nodes) and len(running) == 3
+        wait_for(back, 60, "the agents to re-register and the framework to re-subscribe with running tasks")
+        recovered = time.monotonic() - killed
+        assert p.poll() is None and [c.status for cs in cli.containers(job).values() for c in cs] == ["running"] * 3
+    finally:
+        faults.restart_process(state, old)
+    # The old leader comes back as the standby, sending schedulers to the new one.
+    wait_for(lambda: _subscribe_answer(_endpoint(state, old)).status_code == 307, 30, "the old leader to stand by")
+    assert _subscribe_answer(_endpoint(state, old)).headers["Location"].startswith(f"//{new}/")
+
+    out = cli.finish(p)
+    assert out["state"] == "FINISHED" and out["test_accuracy"] >= 0.90, out
+    assert out["restarts"] == 0 and cli.store().load(job).attempt == 1, out  # the tasks went on
+    cli.assert_nothing_left(job)
+    record_recovery(request, "(d) leading master killed", "new leader elected (ZooKeeper session ends)", elected)
+    record_recovery(request, "(d) leading master killed", "agents re-registered, framework re-subscribed",
+                    recovered)
