@@ -185,7 +185,7 @@ def floor_launch(client: docker.DockerClient, nprocs: int, work: Path) -> dict[s
 
 
 def leftovers(client: docker.DockerClient, prefix: str = "bench-") -> tuple[list, list]:
-    cs = [c for c in client.containers.list(all=True, filters={"label": JOB_LABEL})
+    cs = [c for c in client.containers.list(ignore_removed=True, all=True, filters={"label": JOB_LABEL})
           if c.labels.get(JOB_LABEL, "").startswith(prefix)]
     ns = [n for n in client.networks.list(filters={"label": JOB_LABEL})
           if n.attrs.get("Labels", {}).get(JOB_LABEL, "").startswith(prefix)]
@@ -195,7 +195,7 @@ def leftovers(client: docker.DockerClient, prefix: str = "bench-") -> tuple[list
 def cleanup(client: docker.DockerClient, job_ids: list[str]) -> None:
     """Remove whatever of ours is left (after a failure)."""
     for job in job_ids:
-        for c in client.containers.list(all=True, filters={"label": f"{JOB_LABEL}={job}"}):
+        for c in client.containers.list(ignore_removed=True, all=True, filters={"label": f"{JOB_LABEL}={job}"}):
             try:
                 c.remove(force=True)
             except docker.errors.APIError:

@@ -121,7 +121,7 @@ def remove_containers(socket: str) -> int:
         return 0
     c = client(socket, timeout=60)
     try:
-        found = c.containers.list(all=True)
+        found = c.containers.list(ignore_removed=True, all=True)
         for ctr in found:
             try:
                 ctr.remove(force=True)

@@ -107,7 +107,7 @@ def remove(host: docker.DockerClient, name: str, **_: object) -> None:
 
 
 def containers_of(host: docker.DockerClient, label: str) -> list:
-    return host.containers.list(all=True, filters={"label": f"{LABEL}={label}"})
+    return host.containers.list(ignore_removed=True, all=True, filters={"label": f"{LABEL}={label}"})
 
 
 def networks_of(host: docker.DockerClient, label: str) -> list:

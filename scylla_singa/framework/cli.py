@@ -69,6 +69,9 @@ def run_options(f):
         click.option("--agent-resources", metavar="SPEC",
                      help='Resources of the embedded agent, e.g. "cpus:8;mem:8192" (default: the machine\'s).'),
         click.option("--advertise-ip", help="Address containers use to reach this framework (default: the swarm's)."),
+        click.option("--api-port", type=click.IntRange(0, 65535), default=0, show_default=True,
+                     help="Port of the job view and progress intake (0: any free one; `resume` takes the "
+                          "earlier session's port back so running containers keep reporting)."),
         click.option("--json", "as_json", is_flag=True, help="Print one JSON object per job as the last stdout lines."),
         click.option("--linger", type=Duration(), default="0s", show_default=True,
                      help="Keep the job view and an embedded master's web UI up this long after the jobs end."),
@@ -86,7 +89,8 @@ def _opts(kw: dict) -> RunOptions:
                       hdfs=kw["hdfs"], volume_root=kw["volume_root"], max_restarts=kw["max_restarts"],
                       gang_timeout_s=kw["gang_timeout"], connect_timeout_s=kw["connect_timeout"], cpus=kw["cpus"],
                       mem_mb=kw["mem_mb"], command=kw["command"], as_json=kw["as_json"],
-                      agent_resources=kw["agent_resources"], advertise_ip=kw["advertise_ip"], linger_s=kw["linger"])
+                      agent_resources=kw["agent_resources"], advertise_ip=kw["advertise_ip"], linger_s=kw["linger"],
+                      api_port=kw["api_port"])
 
 
 def _exit_on_usage_error(fn, *args) -> None:

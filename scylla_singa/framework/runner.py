@@ -130,10 +130,8 @@ class Session:
         delivery = make_delivery(opts)
         manager, advertise = self._swarm()
         master = opts.master or self._local_master()
-        token = self._control_token()
-        api = ApiServer(self.book, self._jobs_view, self._on_progress, self._kill, token, port=opts.api_port)
-        self._add_ui_routes(api)
-        port = api.start()
+        api = self._start_api(framework_id)
+        port = api.port
         self.stack.callback(api.stop)
         self.api_url = f"http://{advertise}:{port}"
         core = FrameworkCore(CoreConfig(gang_timeout_s=opts.gang_timeout_s, kill_grace_s=opts.kill_grace_s,
@@ -151,6 +149,37 @@ class Session:
         fid = self.shell.driver.framework_id
         self.store.set_meta(f"api:{fid}", f"http://127.0.0.1:{port}")
         self.store.set_meta(f"master:{fid}", self.shell.master_address() or master)
+
+    def _start_api(self, framework_id: str | None) -> ApiServer:
+        """Serve the API, on the port the framework had before when it is resumed.
+
+        Running containers POST their progress to the URL they were launched
+        with; a resumed framework that moved to another port would never
+        hear from them again. So `resume` takes the old port back when it is
+        free, and says so when it is not.
+        """
+        token = self._control_token()
+        previous = self._previous_api_port(framework_id) if framework_id and not self.opts.api_port else 0
+        for port in ([previous] if previous else []) + [self.opts.api_port]:
+            api = ApiServer(self.book, self._jobs_view, self._on_progress, self._kill, token, port=port)
+            self._add_ui_routes(api)
+            try:
+                api.start()
+                return api
+            except RuntimeError as exc:
+                if port == self.opts.api_port:
+                    raise UsageError(f"{exc}; pick another --api-port or leave it 0 for any free one") from None
+                self.console.print(f"note: port {port}, where this framework's running containers send their "
+                                   f"progress, is taken ({exc}); their progress reaches this session only "
+                                   "through their logs")
+        raise AssertionError("unreachable: the last port tried is --api-port, whose failure raises")
+
+    def _previous_api_port(self, framework_id: str) -> int:
+        url = self.store.get_meta(f"api:{framework_id}")
+        try:
+            return int(url.rsplit(":", 1)[1]) if url else 0
+        except ValueError:
+            return 0
 
     def _stop_shell(self) -> None:
         assert self.shell is not None

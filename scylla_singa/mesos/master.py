@@ -55,7 +55,8 @@ class Master(AgentsMixin):
         self._ids = itertools.count(1)
         self._alloc_pending = False
         self._persist_pending = False
-        self._periodic: list[asyncio.TimerHandle] = []
+        # The pending handle of each repeating timer, by name: each tick replaces its own entry.
+        self._periodic: dict[str, asyncio.TimerHandle] = {}
         self.leader_address: str | None = None  # None: this master leads
         self.stopping = False
         # After election: until this time (loop clock), agents of a former leader may still come back.
@@ -76,7 +77,7 @@ class Master(AgentsMixin):
     def stop(self) -> None:
         """Stop timers, close streams and links, flush the store. Idempotent."""
         self.stopping = True
-        for h in self._periodic:
+        for h in self._periodic.values():
             h.cancel()
         self._periodic.clear()
         for fw in self.frameworks.values():
@@ -97,7 +98,8 @@ class Master(AgentsMixin):
         """
         self.recovery_deadline = self.now() + self.cfg.agent_reregister_timeout
         if self.loop is not None:
-            self._periodic.append(self.loop.call_later(self.cfg.agent_reregister_timeout, self._end_recovery))
+            self._periodic["end_recovery"] = self.loop.call_later(self.cfg.agent_reregister_timeout,
+                                                                  self._end_recovery)
         self.schedule_allocation()
 
     def _end_recovery(self) -> None:
@@ -118,12 +120,15 @@ class Master(AgentsMixin):
                 self._reconcile_one(fw, task_id)
 
     def _every(self, interval: float, fn) -> None:
+        name = fn.__name__
+
         def tick() -> None:
             try:
                 fn()
             finally:
-                self._periodic.append(self.loop.call_later(interval, tick))
-        self._periodic.append(self.loop.call_later(interval, tick))
+                if not self.stopping:
+                    self._periodic[name] = self.loop.call_later(interval, tick)
+        self._periodic[name] = self.loop.call_later(interval, tick)
 
     def now(self) -> float:
         return self.loop.time() if self.loop else time.monotonic()

@@ -257,4 +257,4 @@ def _explain(exc: docker.errors.APIError) -> str:
 def managed_containers(client: docker.DockerClient, agent_id: str | None = None) -> list[Container]:
     """Containers an agent started (all agents, or one)."""
     label = f"scylla.agent={agent_id}" if agent_id else f"{MANAGED_LABEL}=true"
-    return client.containers.list(all=True, filters={"label": label})
+    return client.containers.list(ignore_removed=True, all=True, filters={"label": label})

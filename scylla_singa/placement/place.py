@@ -23,7 +23,7 @@ from .order import process_order
 from .plugins.base import FilterPlugin
 from .policy import Policy, Start
 from .refine import refine_cut
-from .snapshot import AgentView, Cycle
+from .snapshot import AgentView, Cycle, TrafficGraph
 from .status import Code, Status
 
 
@@ -71,16 +71,18 @@ def place(plan: JobPlan, agents: tuple[AgentView, ...] | list[AgentView], policy
     pass's NotPlaced explains why.
     """
     results: list[Placement] = []
+    graph = TrafficGraph(plan)
     for start in (policy.own_start, *policy.starts):
-        results.append(_greedy(plan, tuple(agents), policy, start))
+        results.append(_greedy(plan, tuple(agents), policy, start, graph))
     placed = [r for r in results if isinstance(r, Placed)]
     if not placed:
         return results[0]
     return min(placed, key=lambda r: (r.cross_bytes_per_step, r.agents_used))
 
 
-def _greedy(plan: JobPlan, agents: tuple[AgentView, ...], policy: Policy, start: Start) -> Placement:
-    cycle = Cycle(plan, agents)
+def _greedy(plan: JobPlan, agents: tuple[AgentView, ...], policy: Policy, start: Start,
+            graph: TrafficGraph) -> Placement:
+    cycle = Cycle(plan, agents, graph)
     for f in policy.filters:
         status = f.pre_filter(cycle)
         if not status.ok:

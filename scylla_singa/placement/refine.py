@@ -25,14 +25,14 @@ SWAP_LIMIT = 128
 def refine_cut(cycle: Cycle, feasible: Feasible) -> None:
     """Improve `cycle`'s assignment in place; each accepted step lowers the cut."""
     procs = sorted(cycle.plan.procs, key=lambda p: p.id)
+    swaps = SwapTable(cycle, procs) if len(procs) <= SWAP_LIMIT else None
     for _ in range(MAX_PASSES):
         improved = False
         for proc in procs:
             improved |= _try_move(cycle, proc, feasible)
-        if len(procs) <= SWAP_LIMIT:
-            by_id = {p.id: p for p in procs}
+        if swaps is not None:
             for proc in procs:
-                improved |= _try_swaps(cycle, proc, by_id, feasible)
+                improved |= swaps.try_swap(proc, feasible)
         if not improved:
             return
 
@@ -50,23 +50,54 @@ def _try_move(cycle: Cycle, proc: ProcessPlan, feasible: Feasible) -> bool:
     return target != a
 
 
-def _local(cycle: Cycle, pid: int, agent: int, ignore: int) -> int:
-    """Bytes from `pid` to peers (other than `ignore`) that are not on `agent`."""
-    return sum(w for peer, w in cycle.adjacency[pid].items()
-               if peer != ignore and cycle.assignment[peer] != agent)
+class SwapTable:
+    """The job's traffic as a dense matrix, so every candidate swap of a process is scored at once.
 
+    Swapping p (on agent a) with q (on agent b) changes the bytes crossing
+    agents by (to_p[a] - to_p[b]) + (to_q[b] - to_q[a]) + 2 w_pq, where
+    to_x[k] is what x exchanges with the processes on agent k (to_p[b] and
+    to_q[a] count the p-q edge, which crosses before and after the swap).
+    One product of the traffic matrix with the processes' agent membership
+    gives to_x[k] for every x and k. Only for jobs up to SWAP_LIMIT
+    processes, so the matrix stays small.
+    """
 
-def _try_swaps(cycle: Cycle, proc: ProcessPlan, by_id: dict[int, ProcessPlan], feasible: Feasible) -> bool:
-    a = cycle.assignment[proc.id]
-    to = cycle.bytes_to_agents(proc.id)
-    for b in np.nonzero(to > to[a])[0]:
-        b = int(b)
-        for qid in [q for q, where in cycle.assignment.items() if where == b]:
-            delta = (_local(cycle, proc.id, b, qid) + _local(cycle, qid, a, proc.id)
-                     - _local(cycle, proc.id, a, qid) - _local(cycle, qid, b, proc.id))
-            if delta < 0 and _swap(cycle, proc, by_id[qid], a, b, feasible):
+    def __init__(self, cycle: Cycle, procs: list[ProcessPlan]) -> None:
+        self.cycle = cycle
+        row = cycle.graph.row
+        self.by_row = sorted(procs, key=lambda p: row[p.id])
+        self.weights = np.zeros((len(procs), len(procs)))
+        for e in cycle.plan.edges:
+            self.weights[row[e.src], row[e.dst]] = self.weights[row[e.dst], row[e.src]] = e.bytes_per_step
+
+    def deltas(self, proc: ProcessPlan) -> np.ndarray:
+        """Per graph row q: the change in crossing bytes if `proc` and q swapped agents.
+
+        Rows on `proc`'s own agent (and `proc` itself) get +inf: no swap.
+        """
+        cycle = self.cycle
+        p = cycle.graph.row[proc.id]
+        location = cycle.location
+        rows = np.arange(len(location))
+        membership = np.zeros((len(location), cycle.size))
+        membership[rows, location] = 1.0
+        to_agent = self.weights @ membership
+        a = location[p]
+        to_p = to_agent[p]
+        delta = (to_p[a] - to_p[location]) + to_agent[rows, location] - to_agent[:, a] + 2 * self.weights[p]
+        delta[location == a] = np.inf
+        return delta
+
+    def try_swap(self, proc: ProcessPlan, feasible: Feasible) -> bool:
+        """Apply the best feasible swap of `proc` that lowers the cut; False when there is none."""
+        cycle = self.cycle
+        delta = self.deltas(proc)
+        candidates = np.nonzero(delta < 0)[0]
+        a = int(cycle.assignment[proc.id])
+        for q in candidates[np.argsort(delta[candidates], kind="stable")]:
+            if _swap(cycle, proc, self.by_row[q], a, int(cycle.location[q]), feasible):
                 return True
-    return False
+        return False
 
 
 def _swap(cycle: Cycle, p: ProcessPlan, q: ProcessPlan, a: int, b: int, feasible: Feasible) -> bool:

@@ -39,6 +39,30 @@ def demand_of(proc: ProcessPlan) -> Resources:
     return Resources(proc.demand.cpus, float(proc.demand.mem_mb), float(proc.demand.gpus))
 
 
+class TrafficGraph:
+    """The job's communication graph, built once per placement and shared by its cycles.
+
+    `adjacency` is the readable form (proc id -> peer id -> bytes per step);
+    `peers_of` gives the same as arrays of graph rows and volumes, so the
+    traffic from one process to every agent is one bincount, not a Python
+    loop over its peers (an AllReduce process talks to all the others).
+    """
+
+    def __init__(self, plan: JobPlan) -> None:
+        self.row = {p.id: k for k, p in enumerate(plan.procs)}
+        self.adjacency: dict[int, dict[int, int]] = {p.id: {} for p in plan.procs}
+        for e in plan.edges:
+            self.adjacency[e.src][e.dst] = e.bytes_per_step
+            self.adjacency[e.dst][e.src] = e.bytes_per_step
+        self._peers = {pid: (np.fromiter((self.row[q] for q in peers), dtype=np.int64, count=len(peers)),
+                             np.fromiter(peers.values(), dtype=float, count=len(peers)))
+                       for pid, peers in self.adjacency.items()}
+
+    def peers_of(self, proc_id: int) -> tuple[np.ndarray, np.ndarray]:
+        """Graph rows of `proc_id`'s peers and the bytes per step exchanged with each."""
+        return self._peers[proc_id]
+
+
 class Cycle:
     """Tentative placements of one placement cycle, read by plugins.
 
@@ -46,7 +70,7 @@ class Cycle:
     per-cycle values in `scratch` under their own name.
     """
 
-    def __init__(self, plan: JobPlan, agents: tuple[AgentView, ...]) -> None:
+    def __init__(self, plan: JobPlan, agents: tuple[AgentView, ...], graph: "TrafficGraph | None" = None) -> None:
         self.plan = plan
         self.agents = agents
         self.index = {a.agent_id: i for i, a in enumerate(agents)}
@@ -62,10 +86,10 @@ class Cycle:
         self.nprocs = np.zeros(n, dtype=int)
         self.cross_bytes = np.zeros(n)
         self.assignment: dict[int, int] = {}  # proc id -> agent index
-        self.adjacency: dict[int, dict[int, int]] = {p.id: {} for p in plan.procs}
-        for e in plan.edges:
-            self.adjacency[e.src][e.dst] = e.bytes_per_step
-            self.adjacency[e.dst][e.src] = e.bytes_per_step
+        self.graph = graph or TrafficGraph(plan)
+        self.adjacency = self.graph.adjacency
+        # Agent index of each process by its graph row; -1 while unplaced.
+        self.location = np.full(len(plan.procs), -1, dtype=np.int64)
         self.scratch: dict[str, Any] = {}
 
     def restricted(self, indices: list[int]) -> tuple["Cycle", list[int]]:
@@ -75,7 +99,7 @@ class Cycle:
         search only ever moves a process next to its peers, i.e. onto agents
         already in use, so it can run on this much smaller cycle.
         """
-        sub = Cycle(self.plan, tuple(self.agents[i] for i in indices))
+        sub = Cycle(self.plan, tuple(self.agents[i] for i in indices), self.graph)
         back = {i: k for k, i in enumerate(indices)}
         by_id = {p.id: p for p in self.plan.procs}
         for pid, i in self.assignment.items():
@@ -101,12 +125,10 @@ class Cycle:
 
     def bytes_to_agents(self, proc_id: int) -> np.ndarray:
         """Per agent: bytes per step between `proc_id` and the processes already there."""
-        vec = np.zeros(self.size)
-        for peer, volume in self.adjacency[proc_id].items():
-            where = self.assignment.get(peer)
-            if where is not None:
-                vec[where] += volume
-        return vec
+        peers, volumes = self.graph.peers_of(proc_id)
+        where = self.location[peers]
+        placed = where >= 0
+        return np.bincount(where[placed], weights=volumes[placed], minlength=self.size).astype(float)
 
     def bytes_to_placed(self, proc_id: int) -> int:
         return sum(v for peer, v in self.adjacency[proc_id].items() if peer in self.assignment)
@@ -118,10 +140,12 @@ class Cycle:
         """Record `proc` on agent index `i`, updating resources and cross-agent traffic."""
         self._account(proc, i, +1)
         self.assignment[proc.id] = i
+        self.location[self.graph.row[proc.id]] = i
 
     def unplace(self, proc: ProcessPlan) -> int:
         """Undo `place` for `proc`; returns the agent index it was on."""
         i = self.assignment.pop(proc.id)
+        self.location[self.graph.row[proc.id]] = -1
         self._account(proc, i, -1)
         return i
 

@@ -9,7 +9,10 @@ Names (docs/contracts.md):
 Every file is written atomically: to a temporary name (a dot-file with a
 `.tmp-` suffix, which readers ignore), then renamed; a half-written
 checkpoint is never visible under its final name. A step counts only once
-its marker exists.
+its marker exists. Every process of a job writes the same marker, possibly
+into one shared workspace and all as pid 1 of their containers, so the
+temporary names carry a random token, and a writer that finds the final file
+already there with the very bytes it meant to write is done.
 
 The .npz holds `meta` (JSON as uint8: step, proc, the model signature, and
 for each slice its server, lo, hi and updater-state names), and per slice i
@@ -27,7 +30,7 @@ import io
 import json
 import os
 import re
-import time
+import secrets
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -56,6 +59,11 @@ class StoreError(OSError):
     """A checkpoint store operation failed; the message names the store and the file."""
 
 
+def temporary_name(name: str) -> str:
+    """A hidden name no other writer (in any container, any pid) will pick for `name`."""
+    return f".{name}.tmp-{os.getpid()}-{secrets.token_hex(8)}"
+
+
 class Store(Protocol):
     def write_atomic(self, name: str, data: bytes) -> None: ...
     def read(self, name: str) -> bytes: ...
@@ -73,7 +81,7 @@ class LocalStore:
         return str(self.root)
 
     def write_atomic(self, name: str, data: bytes) -> None:
-        tmp = self.root / f".{name}.tmp-{os.getpid()}"
+        tmp = self.root / temporary_name(name)
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             with open(tmp, "wb") as fh:
@@ -137,15 +145,26 @@ class WebHdfsStore:
     def write_atomic(self, name: str, data: bytes) -> None:
         self._call("PUT", self._url(self.path, "MKDIRS"))
         final = f"{self.path}/{name}"
-        tmp = f"{self.path}/.{name}.tmp-{os.getpid()}-{time.monotonic_ns()}"
+        tmp = f"{self.path}/{temporary_name(name)}"
         self._put(tmp, data)
-        for _ in range(2):
+        for _ in range(3):
             code, body, _ = self._call("PUT", self._url(tmp, "RENAME", destination=final))
             if code == 200 and json.loads(body or b"{}").get("boolean"):
+                return
+            if self._holds(final, data):  # another process wrote the same bytes (the step's marker)
+                self._call("DELETE", self._url(tmp, "DELETE"))
                 return
             self._call("DELETE", self._url(final, "DELETE"))  # HDFS refuses to rename onto an existing file
         self._call("DELETE", self._url(tmp, "DELETE"))
         raise StoreError(f"WebHDFS RENAME {tmp} -> {final} failed: HTTP {code} {body[:200]!r}")
+
+    def _holds(self, path: str, data: bytes) -> bool:
+        """Whether `path` exists with exactly `data` (its length is checked before its bytes)."""
+        code, body, _ = self._call("GET", self._url(path, "GETFILESTATUS"))
+        if code != 200 or json.loads(body).get("FileStatus", {}).get("length") != len(data):
+            return False
+        code, body, _ = self._call("GET", self._url(path, "OPEN"))
+        return code == 200 and body == data
 
     def read(self, name: str) -> bytes:
         code, body, _ = self._call("GET", self._url(f"{self.path}/{name}", "OPEN"))

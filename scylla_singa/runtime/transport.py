@@ -4,7 +4,10 @@ SINGA v0's layout: a process receives everything on its ROUTER (bound on
 0.0.0.0:<its port>) and sends to peer k through a DEALER connected to k's
 ROUTER by the host name in cluster.json. ZeroMQ connects in the
 background and retries, so peers may start in any order; messages to a
-peer not yet up wait in the DEALER's queue. Sends never block: a full queue
+peer not yet up wait in the DEALER's queue. A connect attempt gives up
+after a second (CONNECT_TIMEOUT) and is retried: without it, a connect to
+the overlay address of a peer container that is gone waits for the
+kernel's SYN retries (minutes) before the next try. Sends never block: a full queue
 (a peer gone for long) drops the message, and the heartbeat timeout reports
 the peer.
 """
@@ -16,6 +19,9 @@ import zmq
 from .cluster import Peer
 from .errors import SingaConfigError
 from .messages import Msg, decode, encode
+
+
+CONNECT_TIMEOUT_MS = 1000
 
 
 class ZmqTransport:
@@ -42,6 +48,7 @@ class ZmqTransport:
             d.setsockopt(zmq.SNDHWM, 100000)
             d.setsockopt(zmq.RECONNECT_IVL, 100)
             d.setsockopt(zmq.RECONNECT_IVL_MAX, 1000)
+            d.setsockopt(zmq.CONNECT_TIMEOUT, CONNECT_TIMEOUT_MS)
             d.connect(f"tcp://{peer.host}:{peer.port}")
             self.dealers[peer.id] = d
         self.poller = zmq.Poller()

@@ -150,7 +150,7 @@ class ClusterCli:
         out = {}
         for n in self.info.nodes:
             try:
-                out[n.name] = self.node(n.name).containers.list(all=not running,
+                out[n.name] = self.node(n.name).containers.list(ignore_removed=True, all=not running,
                                                                 filters={"label": f"scylla.job={job_id}"})
             except (docker.errors.DockerException, requests.RequestException):
                 out[n.name] = []

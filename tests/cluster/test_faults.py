@@ -105,7 +105,7 @@ def test_a_cut_off_host_is_unreachable_and_its_stale_containers_die_when_it_retu
     # of this one machine share (a real partition would need fencing of the shared store).
     victim = _host_of(cli, job, 1)
     engine = cli.node(victim)
-    stale = {c.id for c in engine.containers.list(filters={"label": f"scylla.job={job}"})}
+    stale = {c.id for c in engine.containers.list(ignore_removed=True, filters={"label": f"scylla.job={job}"})}
     assert len(stale) == 1
     cut_at = time.time()
     faults.cut_off(state, victim)
@@ -114,7 +114,8 @@ def test_a_cut_off_host_is_unreachable_and_its_stale_containers_die_when_it_retu
                           120, "the gang running again")
         assert "unreachable" in record.restart_reasons[0] and victim in record.restart_reasons[0]
         assert victim not in {a["hostname"] for a in master_state(state)["slaves"]}
-        assert {c.id for c in engine.containers.list(filters={"label": f"scylla.job={job}"})} == stale
+        assert {c.id for c in engine.containers.list(ignore_removed=True,
+                                                      filters={"label": f"scylla.job={job}"})} == stale
         # The link returns once the new gang trains. (Returning while it starts, it brings the stale
         # container's DNS record back to the overlay until the agent kills it; a process that resolved
         # its peer to that address then waits out a TCP connect timeout, over a minute: see
@@ -125,7 +126,8 @@ def test_a_cut_off_host_is_unreachable_and_its_stale_containers_die_when_it_retu
     finally:
         faults.reconnect(state, victim)
     back_at = time.monotonic()
-    wait_for(lambda: not engine.containers.list(all=True, filters={"label": f"scylla.job={job}"}), 60,
+    wait_for(lambda: not engine.containers.list(ignore_removed=True, all=True,
+                                                filters={"label": f"scylla.job={job}"}), 60,
              f"the stale container on {victim} to be killed")
     stale_gone = time.monotonic() - back_at
     out = cli.finish(p)
@@ -180,8 +182,9 @@ def test_a_restarted_namenode_interrupts_checkpoints_not_training(
     def complete(job: str) -> set[str]:
         return {n for n in names(job) if n.endswith(".done")}
 
+    # 60,000 steps: about 100 s here, so the job outlives the restart (12 s here) with a wide margin.
     p = cli.start("run", "--json", "--master", cluster.zk, "--deliver", "hdfs", "--hdfs", cluster.webhdfs,
-                  str(job_conf(tmp_path, 30000, 1000)))
+                  str(job_conf(tmp_path, 60000, 1000)))
     job = cli.new_job()
     wait_for(lambda: complete(job), 120, "a complete checkpoint in HDFS")
     had = complete(job)
@@ -189,7 +192,12 @@ def test_a_restarted_namenode_interrupts_checkpoints_not_training(
     faults.restart_service(state, host_engine, "hdfs")
     healthy = time.monotonic() - restarted
     wait_for(lambda: complete(job) - had or p.poll() is not None, 120, "a checkpoint after the restart")
-    assert complete(job) - had, "the job ended before it wrote a checkpoint after the restart"
+    if not complete(job) - had:
+        out, err = cli.output(p)
+        steps = max((s["step"] for s in cli.store().progress(job, limit=100000)), default=None)
+        pytest.fail(f"the job ended (exit {p.returncode}, last step {steps}, HDFS healthy after {healthy:.1f} s) "
+                    f"before it wrote a checkpoint after the restart; checkpoints: {names(job)}; "
+                    f"stdout: {out[-1500:]}\nstderr: {err[-3000:]}")
     next_checkpoint = time.monotonic() - restarted
     out = cli.finish(p)
     assert out["state"] == "FINISHED" and out["test_accuracy"] >= 0.90 and out["restarts"] == 0, out

@@ -49,7 +49,8 @@ def no_leaks_at_the_end(docker_client: docker.DockerClient) -> Iterator[None]:
     if os.environ.get("SCYLLA_LEAK_CHECK") != "1":
         return
     containers = {c.id: c for label in (JOB_LABEL, f"{MANAGED_LABEL}=true")
-                  for c in docker_client.containers.list(all=True, filters={"label": label})}.values()
+                  for c in docker_client.containers.list(ignore_removed=True, all=True,
+                                                         filters={"label": label})}.values()
     networks = docker_client.networks.list(filters={"label": f"{MANAGED_LABEL}=true"})
     leaked = [f"container {c.name}" for c in containers if _created(c.attrs["Created"]) >= started]
     leaked += [f"network {n.name}" for n in networks if _created(n.attrs["Created"]) >= started]

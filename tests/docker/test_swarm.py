@@ -46,7 +46,7 @@ def test_two_containers_resolve_each_other_by_name_and_exchange_bytes(docker_cli
     result = run_overlay_check(docker_client, TINY, job)
     assert result.server_ip.startswith("10.213.")
     assert not _exists(docker_client, result.network)
-    assert not docker_client.containers.list(all=True, filters={"label": f"{JOB_LABEL}={job}"})
+    assert not docker_client.containers.list(ignore_removed=True, all=True, filters={"label": f"{JOB_LABEL}={job}"})
 
 
 def test_failed_check_still_removes_containers_and_network(docker_client, swarm_manager) -> None:
@@ -55,7 +55,7 @@ def test_failed_check_still_removes_containers_and_network(docker_client, swarm_
     with pytest.raises(OverlayCheckError):
         run_overlay_check(docker_client, "debian:bookworm-slim", job, timeout_s=5)
     assert not _exists(docker_client, job_network_name(job))
-    assert not docker_client.containers.list(all=True, filters={"label": f"{JOB_LABEL}={job}"})
+    assert not docker_client.containers.list(ignore_removed=True, all=True, filters={"label": f"{JOB_LABEL}={job}"})
 
 
 def test_networks_of_two_jobs_are_separate(docker_client, swarm_manager) -> None:

@@ -48,7 +48,7 @@ class Scylla:
 
     def containers(self, job_id: str | None = None) -> list:
         label = f"scylla.job={job_id}" if job_id else "scylla.job"
-        return self.client.containers.list(all=True, filters={"label": label})
+        return self.client.containers.list(ignore_removed=True, all=True, filters={"label": label})
 
     def networks(self, job_id: str) -> list:
         return self.client.networks.list(filters={"label": f"scylla.job={job_id}"})

@@ -58,10 +58,13 @@ def test_killing_the_framework_and_resuming_reconciles_without_duplicates(scylla
         p.send_signal(signal.SIGKILL)
         p.wait(30)
         assert {c.id for c in scylla.containers(job) if c.status == "running"} == before  # tasks go on
+        step_at_kill = max(int(s["step"]) for s in scylla.store().progress(job))
         r = scylla.run("resume", "--json", "--master", mesos.master_address, job, timeout=600)
         assert r.returncode == 0, r.stderr[-3000:]
         out = last_json(r.stdout)
         assert out["state"] == "FINISHED" and out["restarts"] == 0 and out["test_accuracy"] >= 0.90, out
+        # The running containers' progress POSTs reach the resumed framework (same port as before).
+        assert max(int(s["step"]) for s in scylla.store().progress(job)) > step_at_kill, r.stderr[-3000:]
         record = scylla.store().load(job)
         assert record.attempt == 1  # nothing was launched twice
         assert_nothing_left(scylla, job)

@@ -35,7 +35,8 @@ def mesos(docker_client, jobs_root) -> Iterator[EmbeddedMesos]:
         yield m
         agent_ids = [a.agent_id for a in m.agents]
     for agent_id in agent_ids:  # stopping the cluster removed every container of its agents
-        assert not docker_client.containers.list(all=True, filters={"label": f"scylla.agent={agent_id}"})
+        assert not docker_client.containers.list(ignore_removed=True, all=True,
+                                                 filters={"label": f"scylla.agent={agent_id}"})
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +65,7 @@ def _sandbox(mesos: EmbeddedMesos, task_id: str) -> Path:
 
 
 def _containers(client: docker.DockerClient, task_id: str) -> list:
-    return client.containers.list(all=True, filters={"label": f"scylla.task={task_id}"})
+    return client.containers.list(ignore_removed=True, all=True, filters={"label": f"scylla.task={task_id}"})
 
 
 def test_task_writes_into_its_sandbox_and_exits_0(mesos, fw, docker_client) -> None:
@@ -202,4 +203,5 @@ def test_stopping_embedded_mesos_removes_its_containers(docker_client) -> None:
     finally:
         m.stop()
     m.stop()  # idempotent
-    assert not docker_client.containers.list(all=True, filters={"label": f"scylla.agent={agent_id}"})
+    assert not docker_client.containers.list(ignore_removed=True, all=True,
+                                                 filters={"label": f"scylla.agent={agent_id}"})

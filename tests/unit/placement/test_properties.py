@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 from scylla_singa.jobconf.processes import ClusterShape
 from scylla_singa.placement.place import Placed, place
 from scylla_singa.placement.policy import load_policy
+from scylla_singa.placement.refine import SwapTable, refine_cut
+from scylla_singa.placement.snapshot import Cycle
 
 from .builders import agent, job
 
@@ -67,3 +69,45 @@ def test_a_job_fits_whenever_one_agent_could_hold_it_all(shape, agents) -> None:
     big = agent("big", cpus=0.5 * plan.nprocs, mem=256 * plan.nprocs)
     for name in ("spread", "pack", "network"):
         assert isinstance(place(plan, agents + [big], POLICIES[name]), Placed)
+
+
+def _cut(plan, where: dict[int, int]) -> int:
+    return sum(e.bytes_per_step for e in plan.edges if where[e.src] != where[e.dst])
+
+
+@settings(max_examples=100, deadline=None)
+@given(shapes(), st.integers(2, 5), st.randoms(use_true_random=False))
+def test_swap_deltas_are_the_exact_change_in_crossing_bytes(shape, nagents, rnd) -> None:
+    plan = job(shape)
+    cycle = Cycle(plan, tuple(agent(i, cpus=64, mem=1 << 20) for i in range(nagents)))
+    for proc in plan.procs:
+        cycle.place(proc, rnd.randrange(nagents))
+    table = SwapTable(cycle, list(plan.procs))
+    before = _cut(plan, cycle.assignment)
+    for proc in plan.procs:
+        deltas = table.deltas(proc)
+        for other in plan.procs:
+            delta = deltas[cycle.graph.row[other.id]]
+            a, b = cycle.assignment[proc.id], cycle.assignment[other.id]
+            if a == b:
+                assert delta == float("inf")
+                continue
+            swapped = {**cycle.assignment, proc.id: b, other.id: a}
+            assert delta == _cut(plan, swapped) - before
+
+
+@settings(max_examples=100, deadline=None)
+@given(shapes(), st.integers(2, 5), st.randoms(use_true_random=False))
+def test_refining_never_raises_the_cut_nor_overcommits(shape, nagents, rnd) -> None:
+    plan = job(shape, cpus=1)
+    cycle = Cycle(plan, tuple(agent(i, cpus=4, mem=1 << 20) for i in range(nagents)))
+    for proc in plan.procs:
+        fits = [i for i in range(nagents) if cycle.remaining_cpus()[i] >= 1]
+        if not fits:
+            return
+        cycle.place(proc, rnd.choice(fits))
+    before = _cut(plan, cycle.assignment)
+    refine_cut(cycle, lambda c, p: c.remaining_cpus() >= p.demand.cpus)
+    assert sorted(cycle.assignment) == sorted(p.id for p in plan.procs)
+    assert _cut(plan, cycle.assignment) <= before
+    assert (cycle.used_cpus <= 4).all()

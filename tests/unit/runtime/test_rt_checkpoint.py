@@ -71,11 +71,13 @@ def test_only_marked_steps_are_resumable(tmp_path: Path) -> None:
 
 
 class FakeWebHdfs:
-    """Just enough of WebHDFS: MKDIRS, CREATE (307 to a 'datanode'), RENAME, LISTSTATUS, OPEN, DELETE."""
+    """Just enough of WebHDFS: MKDIRS, CREATE (307 to a 'datanode'), RENAME, LISTSTATUS, GETFILESTATUS, OPEN,
+    DELETE. A namenode serialises namespace changes; so does this (one lock)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.ops: list[tuple[str, str]] = []
+        self.namespace = threading.Lock()
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -112,9 +114,10 @@ class FakeWebHdfs:
                     return self._reply(201)
                 if q["op"] == "RENAME":
                     dst = fake.root / q["destination"].lstrip("/")
-                    if dst.exists() or not local.exists():
-                        return self._reply(200, b'{"boolean": false}')
-                    local.rename(dst)
+                    with fake.namespace:
+                        if dst.exists() or not local.exists():
+                            return self._reply(200, b'{"boolean": false}')
+                        local.rename(dst)
                     return self._reply(200, b'{"boolean": true}')
                 self._reply(400)
 
@@ -125,6 +128,12 @@ class FakeWebHdfs:
                         return self._reply(404, b'{"RemoteException": {}}')
                     items = [{"pathSuffix": p.name, "type": "FILE"} for p in sorted(local.iterdir())]
                     return self._reply(200, json.dumps({"FileStatuses": {"FileStatus": items}}).encode())
+                if q["op"] == "GETFILESTATUS":
+                    try:
+                        status = {"FileStatus": {"length": local.stat().st_size, "type": "FILE"}}
+                    except FileNotFoundError:
+                        return self._reply(404, b'{"RemoteException": {}}')
+                    return self._reply(200, json.dumps(status).encode())
                 if q["op"] == "OPEN" and "datanode" not in q:
                     return self._reply(307, headers={"Location": f"http://127.0.0.1:{fake.port}{self.path}&datanode=1"})
                 if q["op"] == "OPEN":
@@ -133,9 +142,10 @@ class FakeWebHdfs:
 
             def do_DELETE(self):
                 q, hp, local = self._parse()
-                existed = local.exists()
-                if existed:
-                    local.unlink()
+                with fake.namespace:
+                    existed = local.exists()
+                    if existed:
+                        local.unlink()
                 self._reply(200, json.dumps({"boolean": existed}).encode())
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -164,6 +174,42 @@ def test_webhdfs_store_writes_atomically_lists_reads_and_overwrites(tmp_path: Pa
         creates = [p for op, p in fake.ops if op == "CREATE"]
         assert creates and all("/.step10-proc0.npz.tmp-" in p for p in creates)  # never the final name
         assert ("RENAME", creates[0]) in fake.ops
+
+
+def _write_concurrently(store, name: str, data: bytes, writers: int = 4, times: int = 25) -> list[BaseException]:
+    errors: list[BaseException] = []
+
+    def write() -> None:
+        for _ in range(times):
+            try:
+                store.write_atomic(name, data)
+            except BaseException as exc:  # noqa: BLE001 - collected for the assertion
+                errors.append(exc)
+    threads = [threading.Thread(target=write) for _ in range(writers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
+
+
+def test_every_process_may_write_the_same_marker_at_once_locally(tmp_path: Path) -> None:
+    """All processes write step N's marker, maybe into one shared workspace, all as pid 1 of their container."""
+    store = LocalStore(tmp_path)
+    assert _write_concurrently(store, "step100.done", b'{"step": 100}\n') == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["step100.done"]
+    assert store.read("step100.done") == b'{"step": 100}\n'
+
+
+def test_every_process_may_write_the_same_marker_at_once_in_hdfs(tmp_path: Path) -> None:
+    with FakeWebHdfs(tmp_path / "hdfs") as fake:
+        store = WebHdfsStore(fake.url, "/jobs/j/checkpoint")
+        assert _write_concurrently(store, "step100.done", b'{"step": 100}\n', times=10) == []
+        assert store.names() == ["step100.done"] and store.read("step100.done") == b'{"step": 100}\n'
+        assert sorted(p.name for p in (tmp_path / "hdfs/jobs/j/checkpoint").iterdir()) == ["step100.done"]
+        fake.ops.clear()
+        store.write_atomic("step100.done", b'{"step": 100}\n')  # already there with these bytes: kept as it is
+        assert ("DELETE", "/jobs/j/checkpoint/step100.done") not in fake.ops
 
 
 def test_webhdfs_errors_are_store_errors(tmp_path: Path) -> None:
