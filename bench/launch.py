@@ -45,7 +45,7 @@ from scylla_singa.framework.progress import ProgressBook
 from scylla_singa.framework.shell import FrameworkShell
 from scylla_singa.framework.store import JobStore
 from scylla_singa.mesos.embedded import AgentSpec, EmbeddedMesos
-from scylla_singa.swarm import JOB_LABEL, MANAGED_LABEL, create_job_network, ensure_swarm, remove_job_network
+from scylla_singa.swarm import JOB_LABEL, MANAGED_LABEL, create_job_network, ensure_swarm, remove_containers, remove_job_network
 
 from .report import Headline, Plot, Section, Series, Table
 from .stats import fmt_ratio, fmt_spread, fmt_time, ratio, summarize, verdict
@@ -174,11 +174,7 @@ def floor_launch(client: docker.DockerClient, nprocs: int, work: Path) -> dict[s
         elapsed = time.perf_counter() - t0
         return {"seconds": elapsed}
     finally:
-        for c in made:
-            try:
-                c.remove(force=True)
-            except docker.errors.NotFound:
-                pass
+        remove_containers(made)
         remove_job_network(client, job, timeout_s=60)
         shutil.rmtree(sandbox, ignore_errors=True)
         shutil.rmtree(files, ignore_errors=True)

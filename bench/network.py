@@ -26,12 +26,9 @@ latency), for comparison with our own overlay/host ratios.
 
 from __future__ import annotations
 
-import ipaddress
 import json
-import random
 import re
 import shutil
-import subprocess
 import tempfile
 import time
 import uuid
@@ -42,7 +39,8 @@ from typing import Any
 import docker
 import docker.errors
 
-from scylla_singa.swarm import JOB_LABEL, MANAGED_LABEL, create_job_network, ensure_swarm, remove_job_network
+from scylla_singa.cluster import subnets
+from scylla_singa.swarm import JOB_LABEL, MANAGED_LABEL, create_job_network, ensure_swarm, remove_containers, remove_job_network
 
 from .procs import free_port
 from .report import Headline, Plot, Section, Series, Table
@@ -90,11 +88,7 @@ def zmq_pair(server_engine: docker.DockerClient, client_engine: docker.DockerCli
                                f"{server.logs().decode(errors='replace')[-400:]}")
         return json.loads(lines[-1][len("RESULT "):])
     finally:
-        for c in made:
-            try:
-                c.remove(force=True)
-            except docker.errors.NotFound:
-                pass
+        remove_containers(made)
 
 
 def merge(results: list[dict[str, Any]]) -> dict[str, Any]:
@@ -138,16 +132,9 @@ def host_pair(server_engine, client_engine, plan: dict, server_ip: str, port: in
 # ---- cluster-in-a-box (across hosts) --------------------------------------------
 
 def _free_subnets(host: docker.DockerClient) -> tuple[str, str]:
-    routes = json.loads(subprocess.run(["ip", "-j", "route", "show"], capture_output=True, text=True).stdout or "[]")
-    used = [ipaddress.ip_network(r["dst"], strict=False) for r in routes if "/" in r.get("dst", "")]
-    for net in host.networks.list():
-        for cfg in (net.attrs.get("IPAM") or {}).get("Config") or []:
-            if cfg.get("Subnet", "").count(".") == 3:
-                used.append(ipaddress.ip_network(cfg["Subnet"], strict=False))
-    for k in random.sample(range(150, 198, 2), 24):
-        lan, svc = ipaddress.ip_network(f"172.31.{k}.0/24"), ipaddress.ip_network(f"172.31.{k + 1}.0/24")
-        if not any(lan.overlaps(u) or svc.overlaps(u) for u in used):
-            return str(lan), str(svc)
+    pair = subnets.free_pair(host, [31], range(150, 198))
+    if pair:
+        return pair
     raise RuntimeError("no free pair of /24s in 172.31.150-199 for the benchmark's cluster")
 
 
@@ -252,11 +239,7 @@ def runtime_layout(client: docker.DockerClient, layout: str, steps: int, work: P
             raise RuntimeError(f"{layout}: too few PROGRESS lines ({len(rates)} windows)")
         return rates[1:]  # the first window holds the start-up
     finally:
-        for c in made:
-            try:
-                c.remove(force=True)
-            except docker.errors.NotFound:
-                pass
+        remove_containers(made)
         if net is not None:
             remove_job_network(client, job, timeout_s=60)
         shutil.rmtree(cfg, ignore_errors=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import docker
 import docker.errors
 
-from .swarm import JOB_LABEL, create_job_network, remove_job_network
+from .swarm import JOB_LABEL, create_job_network, remove_containers, remove_job_network
 
 PORT = 7000
 
@@ -62,11 +62,7 @@ def run_overlay_check(client: docker.DockerClient, image: str, job_id: str,
                                     f"client said {peer.logs().decode(errors='replace')!r}")
         return OverlayCheckResult(net.name, server_name, client_name, ip, time.monotonic() - started)
     finally:
-        for c in containers:
-            try:
-                c.remove(force=True)
-            except docker.errors.NotFound:
-                pass
+        remove_containers(containers)
         remove_job_network(client, job_id)
 
 

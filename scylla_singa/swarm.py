@@ -113,6 +113,15 @@ def ensure_swarm(client: docker.DockerClient, advertise_addr: str | None = None)
     return new
 
 
+def remove_containers(containers) -> None:
+    """Force-remove `containers`; one already gone (removed by its engine or another cleanup) is fine."""
+    for c in containers:
+        try:
+            c.remove(force=True)
+        except docker.errors.NotFound:
+            pass
+
+
 def job_network_name(job_id: str) -> str:
     """The overlay network name for a job: `scylla-<job>` made safe for Docker."""
     return NETWORK_PREFIX + _SAFE.sub("-", job_id)[:50]

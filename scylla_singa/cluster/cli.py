@@ -12,6 +12,7 @@ import docker.errors
 from .config import (DEFAULT_PREFIX, DEFAULT_RESOURCES, DEFAULT_SERVICES_SUBNET, DEFAULT_SUBNET, ClusterConfig,
                      ConfigError)
 from .lifecycle import UpError, down, up
+from .lock import ClusterBusy
 from .state import load, state_path
 from .status import probe
 
@@ -129,7 +130,11 @@ def down_cmd(prefix: str, subnet: str, keep_data: bool) -> None:
         config = ClusterConfig(prefix=prefix, subnet=subnet)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
-    problems = down(config, echo=click.echo, keep_data=keep_data)
+    try:
+        problems = down(config, echo=click.echo, keep_data=keep_data)
+    except ClusterBusy as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
     if problems:
         click.echo(f"cluster {prefix!r} down with {len(problems)} problem(s)", err=True)
         sys.exit(1)

@@ -17,7 +17,7 @@ import docker
 import docker.errors
 
 from ..overlay_check import OverlayCheckError
-from ..swarm import JOB_LABEL, create_job_network, remove_job_network
+from ..swarm import JOB_LABEL, create_job_network, remove_containers, remove_job_network
 
 PORT = 7000
 
@@ -63,9 +63,5 @@ def run_cross_node_check(manager: docker.DockerClient, server_engine: docker.Doc
     except docker.errors.APIError as exc:
         raise OverlayCheckError(f"cross-node check could not run: {exc.explanation}") from None
     finally:
-        for c in made:
-            try:
-                c.remove(force=True)
-            except docker.errors.NotFound:
-                pass
+        remove_containers(made)
         remove_job_network(manager, job)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 import docker
 import docker.errors
 
-from . import discover, launcher, sh
+from . import discover, launcher, lock, sh
 from .config import ClusterConfig
 from .kinds import KINDS, Context, Skip
 from .plan import Resource, plan
@@ -91,7 +91,18 @@ def subnet_clashes(config: ClusterConfig, host: docker.DockerClient) -> str | No
 
 
 def up(config: ClusterConfig, echo: Echo = print, keep_on_failure: bool = False) -> ClusterInfo:
-    """Bring the cluster up (see `plan`); returns what it offers. Idempotent for an identical config."""
+    """Bring the cluster up (see `plan`); returns what it offers. Idempotent for an identical config.
+
+    Raises UpError when another process is bringing the same prefix up or down.
+    """
+    try:
+        with lock.exclusive(config.prefix):
+            return _up(config, echo, keep_on_failure)
+    except lock.ClusterBusy as exc:
+        raise UpError(str(exc)) from None
+
+
+def _up(config: ClusterConfig, echo: Echo, keep_on_failure: bool) -> ClusterInfo:
     host = preflight(config)
     existing = load(config.state_file)
     if existing is not None:
@@ -156,8 +167,14 @@ def down(config: ClusterConfig, echo: Echo = print, host: docker.DockerClient | 
 
     Idempotent; works with no state file (by discovery from `config`'s prefix,
     directories and subnet). Returns the problems met (each also echoed);
-    everything else was removed.
+    everything else was removed. Raises ClusterBusy when another process is
+    bringing the same prefix up or down.
     """
+    with lock.exclusive(config.prefix):
+        return _down(config, echo, host, keep_data)
+
+
+def _down(config: ClusterConfig, echo: Echo, host: docker.DockerClient | None, keep_data: bool) -> list[str]:
     if host is None:
         try:
             host = docker.from_env(timeout=120)

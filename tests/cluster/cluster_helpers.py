@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import os
 import random
@@ -18,7 +17,7 @@ import numpy as np
 import pytest
 import requests
 
-from scylla_singa.cluster import engines, faults, launcher
+from scylla_singa.cluster import engines, faults, launcher, subnets
 from scylla_singa.cluster.config import ClusterConfig
 from scylla_singa.cluster.discover import leftovers
 from scylla_singa.cluster.state import ClusterInfo, State
@@ -50,18 +49,10 @@ def free_subnet_pair(host: docker.DockerClient) -> tuple[str, str]:
     taken (by other tests' compose projects) while this session runs: try
     172.31.200+ first, then the same /24s in the other /16s cluster configs allow.
     """
-    routes = json.loads(subprocess.run(["ip", "-j", "route", "show"], capture_output=True, text=True).stdout or "[]")
-    used = [ipaddress.ip_network(r["dst"], strict=False) for r in routes if "/" in r.get("dst", "")]
-    for net in host.networks.list():
-        for cfg in (net.attrs.get("IPAM") or {}).get("Config") or []:
-            if cfg.get("Subnet", "").count(".") == 3:
-                used.append(ipaddress.ip_network(cfg["Subnet"], strict=False))
     seconds = [31] + random.sample([16, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29], 12)
-    for b in seconds:
-        for k in random.sample(range(200, 254, 2), 27):
-            lan, svc = ipaddress.ip_network(f"172.{b}.{k}.0/24"), ipaddress.ip_network(f"172.{b}.{k + 1}.0/24")
-            if not any(lan.overlaps(u) or svc.overlaps(u) for u in used):
-                return str(lan), str(svc)
+    pair = subnets.free_pair(host, seconds, range(200, 254))
+    if pair:
+        return pair
     raise RuntimeError("no free pair of /24s in 172.16.0.0/12 for a test cluster")
 
 

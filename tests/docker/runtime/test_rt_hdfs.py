@@ -9,7 +9,7 @@ import docker.errors
 import pytest
 
 from rt_docker import ensure_image, example_conf, labels, new_job_id, reports, shared_dir
-from scylla_singa.swarm import create_job_network, remove_job_network
+from scylla_singa.swarm import create_job_network, remove_containers, remove_job_network
 
 HDFS_IMAGE = "scylla-hdfs:latest"
 
@@ -40,11 +40,7 @@ def hdfs_job(docker_client, swarm_manager):
             time.sleep(0.5)
         yield job, net, host, made
     finally:
-        for c in made:
-            try:
-                c.remove(force=True)
-            except docker.errors.NotFound:
-                pass
+        remove_containers(made)
         remove_job_network(docker_client, job)
 
 
