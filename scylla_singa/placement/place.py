@@ -23,7 +23,7 @@ from .order import process_order
 from .plugins.base import FilterPlugin
 from .policy import Policy, Start
 from .refine import refine_cut
-from .snapshot import AgentView, Cycle, TrafficGraph
+from .snapshot import AgentView, Cycle, Fleet, TrafficGraph
 from .status import Code, Status
 
 
@@ -71,9 +71,10 @@ def place(plan: JobPlan, agents: tuple[AgentView, ...] | list[AgentView], policy
     pass's NotPlaced explains why.
     """
     results: list[Placement] = []
-    graph = TrafficGraph(plan)
+    agents = tuple(agents)
+    graph, fleet = TrafficGraph(plan), Fleet.of(agents)
     for start in (policy.own_start, *policy.starts):
-        results.append(_greedy(plan, tuple(agents), policy, start, graph))
+        results.append(_greedy(plan, agents, policy, start, graph, fleet))
     placed = [r for r in results if isinstance(r, Placed)]
     if not placed:
         return results[0]
@@ -81,8 +82,8 @@ def place(plan: JobPlan, agents: tuple[AgentView, ...] | list[AgentView], policy
 
 
 def _greedy(plan: JobPlan, agents: tuple[AgentView, ...], policy: Policy, start: Start,
-            graph: TrafficGraph) -> Placement:
-    cycle = Cycle(plan, agents, graph)
+            graph: TrafficGraph, fleet: Fleet) -> Placement:
+    cycle = Cycle(plan, agents, graph, fleet)
     for f in policy.filters:
         status = f.pre_filter(cycle)
         if not status.ok:

@@ -11,6 +11,7 @@ vector operation.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -37,6 +38,42 @@ class AgentView:
 
 def demand_of(proc: ProcessPlan) -> Resources:
     return Resources(proc.demand.cpus, float(proc.demand.mem_mb), float(proc.demand.gpus))
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """The agents' offered resources as arrays, built once per placement and shared by its cycles.
+
+    `inv_cpus` and `inv_mem` are 1/free (0 where nothing is free), so
+    scores get "fraction left" with a multiplication instead of a guarded
+    division over every agent for every process.
+    """
+
+    cpus: np.ndarray
+    mem: np.ndarray
+    gpus: np.ndarray
+    net_bw: np.ndarray
+    inv_cpus: np.ndarray
+    inv_mem: np.ndarray
+
+    @classmethod
+    def of(cls, agents: tuple[AgentView, ...]) -> "Fleet":
+        cpus = np.fromiter((a.free.cpus for a in agents), dtype=float, count=len(agents))
+        mem = np.fromiter((a.free.mem_mb for a in agents), dtype=float, count=len(agents))
+        gpus = np.fromiter((a.free.gpus for a in agents), dtype=float, count=len(agents))
+        net_bw = np.fromiter((np.inf if a.net_bw_mbps is None else a.net_bw_mbps for a in agents), dtype=float,
+                             count=len(agents))
+        return cls(cpus, mem, gpus, net_bw, _inverse(cpus), _inverse(mem))
+
+    def subset(self, indices: list[int]) -> "Fleet":
+        return Fleet(*(arr[indices] for arr in (self.cpus, self.mem, self.gpus, self.net_bw, self.inv_cpus,
+                                                self.inv_mem)))
+
+
+def _inverse(values: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(values)
+    np.divide(1.0, values, out=out, where=values > 0)
+    return out
 
 
 class TrafficGraph:
@@ -70,15 +107,15 @@ class Cycle:
     per-cycle values in `scratch` under their own name.
     """
 
-    def __init__(self, plan: JobPlan, agents: tuple[AgentView, ...], graph: "TrafficGraph | None" = None) -> None:
+    def __init__(self, plan: JobPlan, agents: tuple[AgentView, ...], graph: "TrafficGraph | None" = None,
+                 fleet: "Fleet | None" = None) -> None:
         self.plan = plan
         self.agents = agents
-        self.index = {a.agent_id: i for i, a in enumerate(agents)}
         n = len(agents)
-        self.free_cpus = np.array([a.free.cpus for a in agents], dtype=float)
-        self.free_mem = np.array([a.free.mem_mb for a in agents], dtype=float)
-        self.free_gpus = np.array([a.free.gpus for a in agents], dtype=float)
-        self.net_bw = np.array([np.inf if a.net_bw_mbps is None else a.net_bw_mbps for a in agents], dtype=float)
+        fleet = fleet or Fleet.of(agents)
+        self.fleet = fleet
+        self.free_cpus, self.free_mem, self.free_gpus = fleet.cpus, fleet.mem, fleet.gpus
+        self.net_bw = fleet.net_bw
         self.bandwidth_limited = bool(np.isfinite(self.net_bw).any())
         self.used_cpus = np.zeros(n)
         self.used_mem = np.zeros(n)
@@ -99,12 +136,17 @@ class Cycle:
         search only ever moves a process next to its peers, i.e. onto agents
         already in use, so it can run on this much smaller cycle.
         """
-        sub = Cycle(self.plan, tuple(self.agents[i] for i in indices), self.graph)
+        sub = Cycle(self.plan, tuple(self.agents[i] for i in indices), self.graph, self.fleet.subset(indices))
         back = {i: k for k, i in enumerate(indices)}
         by_id = {p.id: p for p in self.plan.procs}
         for pid, i in self.assignment.items():
             sub.place(by_id[pid], back[i])
         return sub, list(indices)
+
+    @functools.cached_property
+    def index(self) -> dict[str, int]:
+        """Agent id -> index (built on first use: most cycles never need it)."""
+        return {a.agent_id: i for i, a in enumerate(self.agents)}
 
     @property
     def size(self) -> int:

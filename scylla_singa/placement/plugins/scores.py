@@ -15,9 +15,8 @@ from .base import ScorePlugin
 def _after_fraction(cycle: Cycle, proc: ProcessPlan) -> np.ndarray:
     """Mean over cpus and mem of the fraction of each agent's offer left after placing `proc`."""
     d = demand_of(proc)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cpu = np.where(cycle.free_cpus > 0, (cycle.remaining_cpus() - d.cpus) / cycle.free_cpus, 0.0)
-        mem = np.where(cycle.free_mem > 0, (cycle.remaining_mem() - d.mem_mb) / cycle.free_mem, 0.0)
+    cpu = (cycle.remaining_cpus() - d.cpus) * cycle.fleet.inv_cpus
+    mem = (cycle.remaining_mem() - d.mem_mb) * cycle.fleet.inv_mem
     return np.clip((cpu + mem) / 2, 0.0, 1.0)
 
 
