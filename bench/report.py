@@ -150,7 +150,20 @@ def render_section(section: Section) -> str:
     return "\n".join(parts)
 
 
-def render_markdown(sections: Sequence[Section], machine: dict[str, Any], generated: str, command: str) -> str:
+def quick_run_time(results: dict[str, dict[str, Any]]) -> str:
+    """How long `make bench` (quick) takes: the sum of the latest quick result of every benchmark."""
+    quick = {name: r for name, r in results.items() if r.get("size") == "quick" and "duration_s" in r}
+    if not quick:
+        return ""
+    minutes, seconds = divmod(int(round(sum(r["duration_s"] for r in quick.values()))), 60)
+    missing = sorted(set(ORDER) - set(quick))
+    return (f"A quick run of {'these' if missing else 'all'} {len(quick)} benchmarks takes {minutes}m{seconds:02d}s "
+            f"here (the sum of their latest quick results' durations"
+            + (f"; without {', '.join(missing)}, whose latest result is not a quick one" if missing else "") + ").")
+
+
+def render_markdown(sections: Sequence[Section], machine: dict[str, Any], generated: str, command: str,
+                    quick_time: str = "") -> str:
     """The whole of docs/benchmarks.md."""
     parts = [
         "# Benchmarks",
@@ -163,7 +176,7 @@ def render_markdown(sections: Sequence[Section], machine: dict[str, Any], genera
         "Sections titled *Full run* come from the last `make bench SIZE=full` (`bench/results/full/`), kept "
         "below when a later quick run has replaced them.",
         "",
-        f"Generated {generated} by `{command}`.",
+        f"Generated {generated} by `{command}`." + (f" {quick_time}" if quick_time else ""),
         "",
         "## Machine",
         "",
@@ -328,7 +341,8 @@ def write_report(results_dir: Path = RESULTS, docs_dir: Path = DOCS, command: st
     latest = max(results.values(), key=lambda r: r.get("finished_at", ""), default={})
     machine = latest.get("machine") or {}
     generated = time.strftime("%Y-%m-%d %H:%M %Z")
-    text = render_markdown(sections, machine, generated, command or latest.get("command", "python -m bench.report"))
+    text = render_markdown(sections, machine, generated, command or latest.get("command", "python -m bench.report"),
+                           quick_run_time(results))
     path = docs_dir / "benchmarks.md"
     path.write_text(text)
     return path

@@ -40,6 +40,7 @@ from .stats import fmt_num, fmt_ratio, fmt_spread, fmt_time, ratio, summarize, v
 REPO = Path(__file__).resolve().parent.parent
 CLI = str(REPO / ".venv" / "bin" / "scylla-singa")
 ANCHOR_S = 1.0
+PAPER_AGENTS = 50_000  # the Mesos paper's largest cluster, where its < 1 s overhead holds
 ANCHOR = "Mesos paper (NSDI 2011): < 1 s at 50,000 agents"
 PROBE_TASK_S = 10.0
 SATURATED_S = 10.0  # a median overhead above this, or resent updates, ends the sweep
@@ -354,7 +355,9 @@ def section(data: dict[str, Any]) -> Section:
             + ("largest run: the sweep stops here, the master saturates" if data.get("stopped")
                else "largest of this size; paper: 50,000") + ")",
             f"{fmt_time(s.median)} ({fmt_spread(s)})", "Mesos paper: < 1 s at 50,000",
-            fmt_ratio(ratio(s.median, anchor)), "< 1 s", verdict(s.median, anchor)))
+            fmt_ratio(ratio(s.median, anchor)), "< 1 s at 50,000",
+            verdict(s.median, anchor) if top["agents"] >= PAPER_AGENTS
+            else f"not reached: {verdict(s.median, anchor)} at {top['agents']:,} agents, the paper's 50,000 not run"))
     else:
         headline.append(Headline("2. Task overhead vs cluster size", "not measured", ANCHOR, "-", "< 1 s",
                                  "not measured"))

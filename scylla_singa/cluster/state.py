@@ -144,9 +144,21 @@ def info(state: State) -> ClusterInfo:
                        hdfs=cfg.hdfs_url if "hdfs" in services else None, nodes=nodes, services=services)
 
 
-def local_cluster(home: str | os.PathLike | None = None, prefix: str = DEFAULT_PREFIX) -> ClusterInfo | None:
-    """The cluster `scylla-singa cluster up` left running on this machine, or None."""
-    state = load(state_path(home, prefix))
-    if state is None or state.status != "up":
-        return None
-    return info(state)
+def local_cluster(home: str | os.PathLike | None = None, prefix: str | None = None) -> ClusterInfo | None:
+    """The cluster `scylla-singa cluster up` left running on this machine, or None.
+
+    Without a prefix: the default prefix's cluster when it is up, else the
+    only cluster that is up under any prefix (`cluster up --prefix X`
+    should not need `--master` on every `run`); None when several are up
+    and none is the default, since guessing would run jobs in the wrong one.
+    """
+    if prefix is not None:
+        state = load(state_path(home, prefix))
+        return info(state) if state is not None and state.status == "up" else None
+    default = local_cluster(home, DEFAULT_PREFIX)
+    if default is not None:
+        return default
+    root = Path(home or home_path()) / "cluster"
+    up = [found for d in (sorted(root.iterdir()) if root.is_dir() else [])
+          if d.is_dir() and (found := local_cluster(home, d.name)) is not None]
+    return up[0] if len(up) == 1 else None

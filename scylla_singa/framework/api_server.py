@@ -29,7 +29,7 @@ JobsView = Callable[[], list[dict[str, Any]]]
 
 
 class ApiServer:
-    def __init__(self, book: ProgressBook, jobs_view: JobsView, on_progress: Callable[[dict], None],
+    def __init__(self, book: ProgressBook, jobs_view: JobsView, on_progress: Callable[[dict], bool | None],
                  on_kill: Callable[[str], bool], token: str, host: str = "0.0.0.0", port: int = 0) -> None:
         self.book, self.jobs_view, self.on_progress, self.on_kill = book, jobs_view, on_progress, on_kill
         self.token, self.host, self.port = token, host, port
@@ -88,11 +88,12 @@ class ApiServer:
             p = parse_progress(await request.json())
         except (BadProgress, json.JSONDecodeError, UnicodeDecodeError) as exc:
             return web.Response(status=400, text=f"bad progress: {exc}")
-        self.book.add(p)
         try:
-            self.on_progress(p)
+            keep = self.on_progress(p) is not False  # False: not of a current attempt of ours
         except Exception:  # noqa: BLE001 - intake never fails the runtime's POST
-            pass
+            keep = True
+        if keep:
+            self.book.add(p)
         return web.Response(status=204)
 
     async def _jobs(self, request: web.Request) -> web.Response:

@@ -24,7 +24,7 @@ from ..placement.policy import Policy, load_policy
 from ..placement.status import Code
 from . import events as ev
 from .lifecycle import transition
-from .model import Job, JobSpec, JobState as S, TaskRecord, parse_task_id, task_id
+from .model import TERMINAL_TASK_STATES, Job, JobSpec, JobState as S, TaskRecord, parse_task_id, task_id
 from .offers import agent_views, role_of
 from .retry import classify_failure
 from .taskinfo import build_task
@@ -223,9 +223,9 @@ class FrameworkCore:
         job = self.jobs.get(parsed[0]) if parsed else None
         record = job.tasks.get(tid) if job else None
         if record is None:
-            # Not a task of a live attempt: an orphan from before a restart.
-            live = state not in ("TASK_FINISHED", "TASK_FAILED", "TASK_KILLED", "TASK_ERROR", "TASK_LOST",
-                                 "TASK_DROPPED", "TASK_GONE", "TASK_GONE_BY_OPERATOR", "TASK_UNKNOWN")
+            # Not a task of a live attempt: an orphan from before a restart. An unreachable one may
+            # still run behind a partition and come back: it is killed too.
+            live = state == "TASK_UNREACHABLE" or state not in TERMINAL_TASK_STATES
             return [ev.KillTask(tid, agent)] if live else []
         record.state = state
         record.reason = status.get("reason", "")

@@ -40,6 +40,17 @@ def parse_progress(data: Any) -> dict[str, Any]:
     return out
 
 
+def from_current_attempt(p: dict[str, Any], current_tasks: Any) -> bool:
+    """Whether report `p` comes from a task of the job's current attempt.
+
+    After a gang restart the old attempt's containers may still post for a
+    moment (they are being killed); their steps would tangle the curves.
+    Reports without a task id (other runtimes) are taken as they come.
+    """
+    task = p.get("task")
+    return not isinstance(task, str) or task in current_tasks
+
+
 @dataclass(frozen=True)
 class Summary:
     step: int

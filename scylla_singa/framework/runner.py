@@ -39,7 +39,7 @@ from .api_server import ApiServer
 from .core import CoreConfig, FrameworkCore
 from .display import ProgressDisplay
 from .model import DEFAULT_COMMAND, Job, JobSpec, JobState, new_job_id
-from .progress import ProgressBook
+from .progress import ProgressBook, from_current_attempt
 from .shell import FrameworkShell
 from .store import JobStore
 
@@ -243,9 +243,13 @@ class Session:
     def _jobs_view(self) -> list[dict[str, Any]]:
         return [job_summary(j) for j in self.jobs()]
 
-    def _on_progress(self, p: dict[str, Any]) -> None:
-        if self.shell and self.shell.job(p["job"]) is not None:
-            self.store.add_progress(p["job"], p)
+    def _on_progress(self, p: dict[str, Any]) -> bool:
+        """Keep a report of a job of ours from its current attempt; False when it is dropped."""
+        job = self.shell.job(p["job"]) if self.shell else None
+        if job is None or not from_current_attempt(p, job.tasks):
+            return False
+        self.store.add_progress(p["job"], p)
+        return True
 
     def _kill(self, job_id: str) -> bool:
         return bool(self.shell and self.shell.kill(job_id))
@@ -317,7 +321,7 @@ def report(jobs: list[Job], console: Console, as_json: bool) -> int:
         else:
             console.print(f"{job.job_id}: {job.state.value}: {job.failure or 'no reason recorded'}")
             for line in job.result.get("last_lines", []):
-                console.print(f"  {line}", markup=False, highlight=False)
+                console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)  # log lines as they are
         if as_json:
             out = {k: s[k] for k in ("job", "state", "test_accuracy", "steps", "restarts")}
             out["procs"] = [{k: p[k] for k in ("id", "agent", "state")} for p in s["procs"]]

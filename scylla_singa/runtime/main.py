@@ -318,7 +318,7 @@ def run(args: argparse.Namespace) -> int:
     where = f"listening on port {setup.cluster.procs[proc].port}" if transport else "single process"
     log(f"job {setup.job_id}: process {proc} of {spec.nprocs} hosts workers {list(me.workers)} and servers "
         f"{list(me.servers)}; {where}; workspace {setup.store.describe()}")
-    sink = ProgressSink(os.environ.get("SCYLLA_PROGRESS_URL"))
+    sink = ProgressSink(os.environ.get("SCYLLA_PROGRESS_URL"), task=os.environ.get("MESOS_TASK_ID"))
     machine = ProcessMachine(setup.config, owner, make)
     code = EXIT_OTHER
     try:

@@ -4,7 +4,9 @@ Each report is one line, `PROGRESS {json}` or `FINAL {json}`, flushed at
 once. With a URL, PROGRESS payloads are also POSTed (Content-Type
 application/json) by a background thread from a bounded queue: a slow or
 dead endpoint never blocks or stops training; reports that do not fit in the
-queue are dropped, and the first failure is said once on stderr.
+queue are dropped, and the first failure is said once on stderr. A POST
+carries the Mesos task id too (`task`, from MESOS_TASK_ID), so the framework
+can drop late reports of an attempt it has already replaced.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from typing import TextIO
 
 class ProgressSink:
     def __init__(self, url: str | None = None, out: TextIO | None = None, err: TextIO | None = None,
-                 timeout_s: float = 2.0, max_queued: int = 1000) -> None:
+                 timeout_s: float = 2.0, max_queued: int = 1000, task: str | None = None) -> None:
         self.url = url or None
+        self.task = task or None
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.timeout_s = timeout_s
@@ -37,7 +40,7 @@ class ProgressSink:
         self.out.flush()
         if self.url and kind == "PROGRESS":
             try:
-                self._queue.put_nowait(payload)
+                self._queue.put_nowait({**payload, "task": self.task} if self.task else payload)
             except queue.Full:
                 pass
 

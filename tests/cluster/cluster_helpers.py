@@ -206,6 +206,13 @@ def cluster_is_healthy(state: State, host: docker.DockerClient) -> str:
     return ""
 
 
+def volume_checkpoints(cli: "ClusterCli", job: str) -> list[int]:
+    """The complete checkpoint steps of a volume-delivered job, after verifying every file (see below)."""
+    where = Path(cli.config.home) / "jobs" / job / "workspace" / "checkpoint"
+    names = [p.name for p in where.iterdir()] if where.is_dir() else []
+    return verify_checkpoints(names, lambda n: (where / n).read_bytes())
+
+
 def verify_checkpoints(names: list[str], read: Callable[[str], bytes]) -> list[int]:
     """Every checkpoint file under its final name decodes and holds finite numbers; every complete
     step (with its .done marker) has its files. Returns the complete steps, in order."""

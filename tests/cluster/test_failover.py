@@ -21,7 +21,7 @@ from scylla_singa.cluster import faults
 from scylla_singa.cluster.state import ClusterInfo, State
 from scylla_singa.mesos.leader import parse_zk_url
 
-from cluster_helpers import ClusterCli, job_conf, record_recovery
+from cluster_helpers import ClusterCli, job_conf, record_recovery, volume_checkpoints
 from tests.waiting import wait_for
 
 pytestmark = pytest.mark.disruptive
@@ -88,6 +88,7 @@ def test_the_standby_takes_over_from_a_killed_leader_and_the_job_goes_on(
     out = cli.finish(p)
     assert out["state"] == "FINISHED" and out["test_accuracy"] >= 0.90, out
     assert out["restarts"] == 0 and cli.store().load(job).attempt == 1, out  # the tasks went on
+    assert volume_checkpoints(cli, job)[-1] == 24000  # none corrupted, and the last one is the end
     cli.assert_nothing_left(job)
     record_recovery(request, "(d) leading master killed", "new leader elected (ZooKeeper session ends)", elected)
     record_recovery(request, "(d) leading master killed", "agents re-registered, framework re-subscribed",

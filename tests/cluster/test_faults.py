@@ -19,7 +19,6 @@ with finite values. Recovery times are recorded (docs/faults.md).
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import docker
 import hdfs
@@ -30,16 +29,11 @@ from hdfs.util import HdfsError
 from scylla_singa.cluster import faults
 from scylla_singa.cluster.state import ClusterInfo, State
 
-from cluster_helpers import ClusterCli, first, job_conf, job_times, master_state, record_recovery, verify_checkpoints
+from cluster_helpers import (ClusterCli, first, job_conf, job_times, master_state, record_recovery,
+                             verify_checkpoints, volume_checkpoints)
 from tests.waiting import wait_for
 
 pytestmark = pytest.mark.disruptive
-
-
-def _volume_checkpoints(cli: ClusterCli, job: str) -> list[int]:
-    where = Path(cli.config.home) / "jobs" / job / "workspace" / "checkpoint"
-    names = [p.name for p in where.iterdir()] if where.is_dir() else []
-    return verify_checkpoints(names, lambda n: (where / n).read_bytes())
 
 
 def _host_of(cli: ClusterCli, job: str, proc: int) -> str:
@@ -63,7 +57,7 @@ def test_a_dead_docker_engine_restarts_the_gang_on_the_other_hosts(
     state = healthy_cluster
     p = cli.start("run", "--json", "--master", cluster.zk, str(job_conf(tmp_path, 12000)))
     job = cli.new_job()
-    wait_for(lambda: _volume_checkpoints(cli, job), 120, "a complete checkpoint")
+    wait_for(lambda: volume_checkpoints(cli, job), 120, "a complete checkpoint")
     victim = _host_of(cli, job, 0)  # process 0 writes the checkpoints: it resumes elsewhere
 
     def agent() -> dict:
@@ -87,7 +81,7 @@ def test_a_dead_docker_engine_restarts_the_gang_on_the_other_hosts(
     history = job_times(cli.store(), job)
     restarting, running = first(history, "RESTARTING", killed_at), first(history, "RUNNING", killed_at)
     assert _resumed_from_a_checkpoint(cli, job, running) > 200
-    assert _volume_checkpoints(cli, job)[-1] == 12000
+    assert volume_checkpoints(cli, job)[-1] == 12000
     cli.assert_nothing_left(job)  # the dead engine's container too, once the engine was back
     record_recovery(request, "(a) Docker engine killed", "tasks lost, gang restarting", restarting - killed_at)
     record_recovery(request, "(a) Docker engine killed", "gang running again on the other hosts",
@@ -100,7 +94,7 @@ def test_a_cut_off_host_is_unreachable_and_its_stale_containers_die_when_it_retu
     state = healthy_cluster
     p = cli.start("run", "--json", "--master", cluster.zk, str(job_conf(tmp_path, 20000)))
     job = cli.new_job()
-    wait_for(lambda: _volume_checkpoints(cli, job), 120, "a complete checkpoint")
+    wait_for(lambda: volume_checkpoints(cli, job), 120, "a complete checkpoint")
     # Not process 0's host: cut off, it could still write checkpoints into the volume all hosts
     # of this one machine share (a real partition would need fencing of the shared store).
     victim = _host_of(cli, job, 1)
@@ -135,7 +129,7 @@ def test_a_cut_off_host_is_unreachable_and_its_stale_containers_die_when_it_retu
     history = job_times(cli.store(), job)
     restarting, running = first(history, "RESTARTING", cut_at), first(history, "RUNNING", cut_at)
     assert _resumed_from_a_checkpoint(cli, job, running) > 200
-    _volume_checkpoints(cli, job)
+    assert volume_checkpoints(cli, job)[-1] == 20000  # none corrupted, and the last one is the end
     cli.assert_nothing_left(job)
     record_recovery(request, "(b) host cut off (veth down)", "agent unreachable, gang restarting",
                     restarting - cut_at)
@@ -162,7 +156,7 @@ def test_a_killed_framework_is_resumed_and_its_tasks_go_on(
     out = cli.finish(again)
     assert out["state"] == "FINISHED" and out["test_accuracy"] >= 0.90 and out["restarts"] == 0, out
     assert cli.store().load(job).attempt == 1  # nothing was launched twice
-    _volume_checkpoints(cli, job)
+    assert volume_checkpoints(cli, job)[-1] == 12000  # none corrupted, and the last one is the end
     cli.assert_nothing_left(job)
     record_recovery(request, "(c) framework process killed", "resumed framework re-subscribed", resubscribed)
 

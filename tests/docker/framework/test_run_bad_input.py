@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from .conftest import assert_nothing_left, last_json
+from .conftest import REPO, assert_nothing_left, last_json
 
 
 def _no_jobs_left(scylla) -> None:
@@ -53,4 +53,18 @@ def test_missing_image_fails_once_with_the_reason_and_no_retry_storm(scylla) -> 
     out = last_json(r.stdout)
     assert out["state"] == "FAILED" and out["restarts"] == 0
     assert "scylla-no-such-image" in r.stderr
+    assert_nothing_left(scylla, out["job"])
+
+
+def test_a_process_that_exits_on_bad_configuration_fails_the_job_with_its_last_log_lines(scylla, tmp_path) -> None:
+    """The runtime's exit 2 (the job cannot run as configured) is not retried, and the user sees why."""
+    conf = tmp_path / "missing-data.conf"
+    conf.write_text((REPO / "examples/digits-mlp/job.conf").read_text()
+                    .replace("/data/digits/train.csv", "/data/digits/missing-train.csv"))
+    r = scylla.run("run", "--json", "--max-restarts", "3", str(conf), timeout=300)
+    assert r.returncode == 1, r.stderr[-3000:]
+    out = last_json(r.stdout)
+    assert out["state"] == "FAILED" and out["restarts"] == 0, out
+    # The process's own last stderr line, read from its sandbox, is shown under the failure.
+    assert 'layer "data": store_conf.path /data/digits/missing-train.csv does not exist' in r.stderr, r.stderr
     assert_nothing_left(scylla, out["job"])

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import signal
+import time
 
 from .conftest import REPO, assert_nothing_left, last_json, wait_for
 
@@ -33,13 +35,22 @@ def test_a_killed_container_restarts_the_gang_which_still_finishes(scylla, tmp_p
                     .replace("train_steps: 600", "train_steps: 3000"))
     p = scylla.start("run", "--json", "--agent-resources", "cpus:8;mem:8192", str(conf))
     job = wait_for(lambda: scylla.job_ids(), 60, "the job to be submitted")[0]
-    wait_for(lambda: scylla.store().progress(job), 180, "training progress")
+    checkpoints = scylla.home / "jobs" / job / "workspace" / "checkpoint"
+    # Two complete checkpoints: worker groups are asynchronous, and when the second is marked none
+    # of the old gang can still be reporting steps before the first.
+    marked = wait_for(lambda: (m := sorted(int(f.name[4:-5]) for f in checkpoints.glob("step*.done")))[1:] and m,
+                      180, "two complete checkpoints")
     victim = wait_for(lambda: [c for c in scylla.containers(job) if c.status == "running"], 60, "a container")[0]
+    killed_at = time.time()
     victim.kill()
     out, err = p.communicate(timeout=600)
     assert p.returncode == 0, err[-3000:]
     result = last_json(out)
     assert result["state"] == "FINISHED" and result["restarts"] >= 1 and result["test_accuracy"] >= 0.90, result
+    # The new gang went on from a checkpoint: no report after the kill is from before the first one.
+    after = [s["step"] for s in scylla.store().progress(job, limit=100000) if s["at"] >= killed_at
+             and s["phase"] == "train"]
+    assert after and min(after) >= marked[0], (marked, sorted(after)[:5])
     assert_nothing_left(scylla, job)
 
 
@@ -65,6 +76,18 @@ def test_killing_the_framework_and_resuming_reconciles_without_duplicates(scylla
         assert out["state"] == "FINISHED" and out["restarts"] == 0 and out["test_accuracy"] >= 0.90, out
         # The running containers' progress POSTs reach the resumed framework (same port as before).
         assert max(int(s["step"]) for s in scylla.store().progress(job)) > step_at_kill, r.stderr[-3000:]
+        # The other commands, while the master that ran the job is still up.
+        listed = json.loads(scylla.run("jobs", "--json").stdout)
+        assert [(j["state"], j["procs"]) for j in listed if j["job"] == job] == [("FINISHED", 3)], listed
+        status = json.loads(scylla.run("status", "--json", job[:12]).stdout)  # a unique prefix is enough
+        assert status["state"] == "FINISHED" and status["last_progress"]["step"] > step_at_kill, status
+        assert sorted(p["id"] for p in status["procs"]) == [0, 1, 2] and status["test_accuracy"] >= 0.90
+        out = scylla.run("logs", job)  # process 0's stdout, read through its agent's sandbox files
+        assert out.returncode == 0 and "PROGRESS {" in out.stdout and "FINAL {" in out.stdout, out.stderr
+        err = scylla.run("logs", "--proc", "2", "--stderr", job)
+        assert err.returncode == 0 and "process 2 of 3" in err.stdout, err.stdout[-2000:] + err.stderr
+        missing = scylla.run("logs", "--proc", "7", job)
+        assert missing.returncode != 0 and "has no task for process 7" in missing.stderr
         record = scylla.store().load(job)
         assert record.attempt == 1  # nothing was launched twice
         assert_nothing_left(scylla, job)

@@ -71,3 +71,16 @@ def test_local_cluster_is_only_a_cluster_that_is_up(tmp_path: Path) -> None:
     save(_state(cfg, status="up"))
     found = local_cluster(home=tmp_path)
     assert found is not None and found.state_file == str(state_path(tmp_path)) and found.status == "up"
+
+
+def test_without_a_prefix_the_default_or_the_only_cluster_up_is_found(tmp_path: Path) -> None:
+    first = ClusterConfig(nodes=1, home=str(tmp_path), prefix="lab")
+    save(_state(first, status="up"))
+    found = local_cluster(home=tmp_path)
+    assert found is not None and found.prefix == "lab"  # the only one up
+    second = ClusterConfig(nodes=1, home=str(tmp_path), prefix="lab2")
+    save(_state(second, status="up"))
+    assert local_cluster(home=tmp_path) is None  # two up, neither the default: no guessing
+    assert local_cluster(home=tmp_path, prefix="lab2").prefix == "lab2"
+    save(_state(ClusterConfig(nodes=1, home=str(tmp_path)), status="up"))
+    assert local_cluster(home=tmp_path).prefix == "scylla"  # the default wins

@@ -14,9 +14,9 @@ from scylla_singa.delivery.hdfs import HdfsDelivery
 from scylla_singa.delivery.volume import VolumeDelivery
 from scylla_singa.framework import events as ev
 from scylla_singa.framework.core import FrameworkCore
-from scylla_singa.framework.model import Artifacts, new_job_id, parse_task_id, task_id
+from scylla_singa.framework.model import new_job_id, parse_task_id, task_id
 from scylla_singa.framework.offers import agent_views
-from scylla_singa.framework.progress import BadProgress, ProgressBook, parse_progress
+from scylla_singa.framework.progress import BadProgress, ProgressBook, from_current_attempt, parse_progress
 from scylla_singa.framework.results import parse_final
 from scylla_singa.framework.retry import classify_failure
 from scylla_singa.framework.model import TaskRecord
@@ -95,6 +95,16 @@ def test_progress_book_summarises_workers() -> None:
     s = book.summary("j")
     assert (s.step, s.loss, s.accuracy, s.samples_per_s, s.test_accuracy) == (50, 2.0, 0.5, 200.0, 0.93)
     assert book.summary("other") is None and len(book.history("j")) == 3
+
+
+@pytest.mark.parametrize("task, kept", [
+    pytest.param("j.proc-0.a2", True, id="current-attempt"),
+    pytest.param("j.proc-0.a1", False, id="replaced-attempt"),
+    pytest.param(None, True, id="no-task-id"),
+])
+def test_only_the_current_attempt_reports_progress(task, kept) -> None:
+    p = parse_progress({"job": "j", "step": 5, **({"task": task} if task else {})})
+    assert from_current_attempt(p, {"j.proc-0.a2": object(), "j.proc-1.a2": object()}) is kept
 
 
 def test_final_line_is_found_in_stdout() -> None:
@@ -182,5 +192,3 @@ def test_failure_classification(state, reason, message, retry) -> None:
     assert classify_failure(t).retryable is retry
 
 
-def test_artifacts_are_data() -> None:
-    assert Artifacts("n") == Artifacts("n")

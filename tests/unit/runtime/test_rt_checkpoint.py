@@ -286,12 +286,13 @@ def test_progress_is_printed_and_posted(tmp_path: Path, digits_dir: Path, monkey
     try:
         monkeypatch.setenv("SCYLLA_PROGRESS_URL", collector.url)
         monkeypatch.setenv("SCYLLA_JOB_ID", "job-42")
+        monkeypatch.setenv("MESOS_TASK_ID", "job-42.proc-0.a1")
         assert main(["-conf", str(write_conf(tmp_path, "digits-mlp", digits_dir, train_steps=200))]) == 0
     finally:
         collector.close()
     out = capsys.readouterr().out
     printed = lines(out, "PROGRESS")
-    assert collector.got == printed
+    assert collector.got == [{**p, "task": "job-42.proc-0.a1"} for p in printed]  # the POST names its task
     assert set(printed[0]) >= {"job", "proc", "group", "worker", "step", "loss", "accuracy", "samples_per_s", "phase"}
     assert printed[0]["job"] == "job-42"
     final = lines(out, "FINAL")
