@@ -248,7 +248,11 @@ class FrameworkCore:
                                                 for t in job.tasks.values()):
                 transition(job, S.RUNNING, "every process running", self.now)
             return []
-        return self._settle(job)
+        # The attempt is being stopped or is over: a task that reports itself alive (again: an
+        # unreachable one whose agent came back) is killed, not left running unowned.
+        alive = not record.terminal and record.state != "TASK_KILLING"
+        revived = [ev.KillTask(record.task_id, record.agent_id)] if alive else []
+        return revived + self._settle(job)
 
     def _process_failed(self, job: Job, record: TaskRecord) -> list[ev.Instruction]:
         verdict = classify_failure(record)

@@ -84,3 +84,15 @@ def test_two_jobs_run_at_once_from_one_framework(cluster_factory) -> None:
              what="both jobs running at once")
     assert h.shell.ended["two-a"].wait(20) and h.shell.ended["two-b"].wait(20)
     assert {h.shell.job(j).state for j in ("two-a", "two-b")} == {JobState.FINISHED}
+
+
+def test_malformed_events_from_the_driver_never_stop_the_framework(cluster_factory, caplog) -> None:
+    """pymesos tears the framework down (killing every task) if a callback raises: ours never do."""
+    h = cluster_factory(["cpus:4;mem:4096"])
+    h.shell.resourceOffers(h.shell.driver, [{"not": "an offer"}])
+    h.shell.statusUpdate(h.shell.driver, {"state": "TASK_RUNNING"})  # no task_id
+    h.shell.offerRescinded(h.shell.driver, {})
+    wait_for(lambda: sum("handling" in r.getMessage() or "queueing" in r.getMessage() for r in caplog.records) >= 3,
+             what="the three bad events to be logged")
+    job = h.run(make_spec("after-bad-1"))  # the same framework still schedules and follows jobs
+    assert job.state is JobState.FINISHED

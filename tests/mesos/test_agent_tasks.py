@@ -7,6 +7,7 @@ import io
 import os
 import tarfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 import requests
 
 from scylla_singa.mesos.testing import task_info
+from tests.waiting import wait_for
 
 
 @pytest.fixture
@@ -134,3 +136,48 @@ def test_killing_a_process_task_sends_sigterm_first(cluster, framework) -> None:
     f.driver.killTask(task["task_id"])
     f.wait_state(task["task_id"]["value"], "TASK_KILLED")
     assert (sandbox / "term").read_text() == "got-term\n"
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` is a live process (a zombie awaiting its reaper counts as gone: it runs nothing)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _written_pids(sandbox: Path) -> list[int] | None:
+    """The pids the task wrote to its sandbox (shell, child), once both are there."""
+    try:
+        return [int((sandbox / name).read_text()) for name in ("shell", "child")]
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def test_a_process_task_that_ignores_sigterm_is_killed_after_its_grace_period(cluster, framework) -> None:
+    grace = 2.0
+    m = cluster(1, simulate=False, use_docker=False)
+    f = framework(m.master_address)
+    offer = f.take_offer()
+    # the shell and its child both ignore SIGTERM (an ignored signal stays ignored across fork and exec)
+    cmd = "trap '' TERM; sleep 300 & echo $! > child; echo $$ > shell; wait"
+    task = task_info(offer["agent_id"], command=cmd, grace_s=grace)
+    tid = task["task_id"]["value"]
+    f.launch(offer, [task])
+    f.wait_state(tid, "TASK_RUNNING")
+    sandbox = Path(_sandbox(m.agent_addresses[0], tid))
+    pids = wait_for(lambda: _written_pids(sandbox), 10, "the task to write its pids", interval=0.05)
+    assert all(_running(p) for p in pids)
+    killed_at = time.monotonic()
+    f.driver.killTask(task["task_id"])
+    status = f.wait_state(tid, "TASK_KILLED", timeout=grace + 10)
+    waited = time.monotonic() - killed_at
+    assert waited >= grace - 0.2, f"TASK_KILLED after {waited:.2f}s: SIGKILL came before the grace period"
+    assert f.sched.states(tid)[-1] == "TASK_KILLED" and "TASK_FAILED" not in f.sched.states(tid)
+    assert status["agent_id"] == offer["agent_id"]
+    wait_for(lambda: not any(_running(p) for p in pids), 5, "the task's processes to be gone", interval=0.05)

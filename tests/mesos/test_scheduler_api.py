@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 import urllib.request
 
 import pytest
+import requests
 
-from scylla_singa.mesos.testing import scalar, task_info
+from scylla_singa.mesos.agent_core import AgentCore
+from scylla_singa.mesos.lifecycle import TERMINAL
+from scylla_singa.mesos.runner import AgentTask
+from scylla_singa.mesos.testing import TestFramework, scalar, task_info
+from tests.waiting import wait_for
 
 
 def _state(master: str) -> dict:
@@ -83,18 +89,24 @@ def test_suppress_stops_offers_until_revive(cluster, framework) -> None:
     m = cluster(1)
     f = framework(m.master_address)
     offer = f.take_offer()
+    seen = len(f.sched.all_offers)  # counted before the decline: its own allocation round is one to watch
     f.driver.suppressOffers()
-    f.driver.declineOffer(offer["id"], filters={"refuse_seconds": 0})
-    seen = len(f.sched.all_offers)
-    m.call(_sleep(0.6))  # three allocation rounds
+    f.driver.declineOffer(offer["id"], filters={"refuse_seconds": 0})  # the agent is free and unfiltered
+    _wait_allocation_rounds(m.master_address, 3)  # each round could have offered the agent
     assert len(f.sched.all_offers) == seen
     f.driver.reviveOffers()
     f.take_offer(timeout=5)
 
 
-async def _sleep(s: float) -> None:
-    import asyncio
-    await asyncio.sleep(s)
+def _allocation_runs(master: str) -> int:
+    snapshot = json.load(urllib.request.urlopen(f"http://{master}/metrics/snapshot", timeout=10))
+    return int(snapshot["allocator/mesos/allocation_runs"])
+
+
+def _wait_allocation_rounds(master: str, n: int, timeout: float = 10.0) -> None:
+    """Return once the master has run `n` more allocation rounds than now (a round is when offers are made)."""
+    target = _allocation_runs(master) + n
+    wait_for(lambda: _allocation_runs(master) >= target, timeout, f"{n} more allocation rounds", interval=0.05)
 
 
 def test_unused_part_of_an_accept_is_declined_with_the_default_five_seconds(cluster, framework) -> None:
@@ -176,10 +188,19 @@ def test_teardown_kills_the_frameworks_tasks(cluster, framework) -> None:
     f.wait_state(task["task_id"]["value"], "TASK_RUNNING")
     f.stop()  # TEARDOWN
     core = m.agents[0].core
-    deadline = time.monotonic() + 10
-    while any(t.state != "TASK_KILLED" for t in core.tasks.values()):
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    key = (f.id, task["task_id"]["value"])
+    # Not just "gone from the agent's task table": the state the agent's task actually reached.
+    ended = wait_for(lambda: (t := _agent_task(core, key)) is not None and t.state in TERMINAL and t, 10,
+                     "the task to end on the agent", interval=0.05)
+    assert ended.state == "TASK_KILLED"
+    assert ended.last_status["state"] == "TASK_KILLED"
+    done = next(x for x in _state(m.master_address)["completed_frameworks"] if x["id"] == f.id)
+    assert [t["state"] for t in done["completed_tasks"]] == ["TASK_KILLED"]
+
+
+def _agent_task(core: AgentCore, key: tuple[str, str]) -> AgentTask | None:
+    """The agent's record of a task, also once it moved to the completed ones (updates acknowledged)."""
+    return core.tasks.get(key) or next((t for t in list(core.completed) if t.key == key), None)
 
 
 def test_custom_resources_can_be_launched_and_are_subtracted(cluster, framework) -> None:
@@ -209,3 +230,65 @@ def test_agent_that_does_not_come_back_is_removed_with_failure_and_lost_tasks(cl
     lost = f.wait_state(task["task_id"]["value"], "TASK_LOST")
     assert lost["reason"] == "REASON_AGENT_REMOVED"
     f.sched.wait(lambda: offer["agent_id"]["value"] in f.sched.lost_agents, what="FAILURE (slaveLost)")
+
+
+def test_message_and_request_calls_are_accepted_and_the_driver_keeps_serving(cluster, framework) -> None:
+    m = cluster(1)
+    f = framework(m.master_address)
+    offer = f.take_offer()
+    # pymesos raises on any answer outside 2xx (and aborts its driver), so returning is the master's 202.
+    f.driver.sendFrameworkMessage({"value": "no-such-executor"}, offer["agent_id"],
+                                  base64.b64encode(b"hello").decode())
+    f.driver.requestResources([{"agent_id": offer["agent_id"], "resources": [scalar("cpus", 1)]}])
+    metrics = json.load(urllib.request.urlopen(f"http://{m.master_address}/metrics/snapshot", timeout=10))
+    assert metrics["master/messages_framework_to_executor"] == 1
+    assert metrics["master/messages_resource_request"] == 1
+    # the same calls on the driver's own stream, to see the status code itself
+    for body in ({"type": "MESSAGE", "message": {"agent_id": offer["agent_id"], "executor_id": {"value": "e"},
+                                                 "data": base64.b64encode(b"x").decode()}},
+                 {"type": "REQUEST", "request": {"requests": []}}):
+        r = requests.post(f"http://{m.master_address}/api/v1/scheduler",
+                          json={**body, "framework_id": {"value": f.id}},
+                          headers={"Mesos-Stream-Id": f.driver.stream_id}, timeout=10)
+        assert r.status_code == 202, r.text
+    # the subscription still works: a later call is served and the agent is offered again
+    f.driver.declineOffer(offer["id"], filters={"refuse_seconds": 0})
+    again = f.take_offer(lambda o: o["agent_id"] == offer["agent_id"])
+    assert again["id"] != offer["id"]
+    assert f.sched.errors == [] and f.sched.registrations == 1
+
+
+def _free_the_agent(f: TestFramework, event: str) -> dict:
+    """Bring about `event`, after which the framework's only agent has free resources to offer again.
+
+    The agent starts fully offered (its one offer taken); what is returned is that offer.
+    """
+    offer = f.take_offer()
+    if event == "decline-refuse-0":
+        f.driver.declineOffer(offer["id"], filters={"refuse_seconds": 0})
+    elif event == "revive":
+        f.driver.declineOffer(offer["id"], filters={"refuse_seconds": 3600})
+        f.driver.reviveOffers()
+    else:  # a task takes every cpu and all memory; the rest of the offer is refused for an hour
+        command = "sleep 0.3" if event == "task-finished" else "sleep 1000"
+        task = task_info(offer["agent_id"], cpus=4, mem=8192, command=command)
+        f.launch(offer, [task], refuse_seconds=3600)
+        tid = task["task_id"]["value"]
+        f.wait_state(tid, "TASK_RUNNING")
+        if event == "task-killed":
+            f.driver.killTask(task["task_id"])
+        f.wait_state(tid, "TASK_FINISHED" if event == "task-finished" else "TASK_KILLED")
+    return offer
+
+
+@pytest.mark.parametrize("event", ["task-finished", "task-killed", "decline-refuse-0", "revive"])
+def test_freed_resources_are_offered_at_once_not_at_the_next_allocation_interval(cluster, framework,
+                                                                                 event) -> None:
+    m = cluster(1, allocation_interval=60)  # the timer's first round is a minute away
+    master = m.server.master
+    timer = master._periodic["_allocate"]  # the pending round of the periodic timer; replaced when it runs
+    f = framework(m.master_address)  # its first offer comes from SUBSCRIBE (an event) as well
+    offer = _free_the_agent(f, event)
+    again = f.take_offer(lambda o: o["agent_id"] == offer["agent_id"], timeout=10)
+    assert {r["name"]: r.get("scalar", {}).get("value") for r in again["resources"]}["cpus"] == 4
+    assert master._periodic["_allocate"] is timer, "the periodic allocation ran: the offer may be the timer's"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,10 +12,12 @@ import pytest
 from click.testing import CliRunner
 
 from scylla_singa.cli import main
-from scylla_singa.jobconf.plan import PlanOptions, load_plan
+from scylla_singa.jobconf.parse import parse_job_text
+from scylla_singa.jobconf.plan import PlanOptions, load_plan, plan_job
 
 REPO = Path(__file__).resolve().parent.parent.parent
 FRAMEWORKS = REPO / "examples" / "frameworks"
+DIGITS = REPO / "examples/digits-mlp/job.conf"
 
 
 def test_digits_plan_is_one_process_with_the_whole_model() -> None:
@@ -61,6 +64,19 @@ def test_memory_grows_with_the_model() -> None:
     assert big.procs[0].demand.mem_mb % 32 == 0
 
 
+def test_memory_grows_with_the_batch_size() -> None:
+    # activations are kept per sample of a worker's batch; 64 -> 64k -> 640k samples of the digits net
+    # add ~100 MB and ~1 GB, well past the 32 MB granule the estimate is rounded to
+    text = DIGITS.read_text()
+    assert text.count("batchsize: 64\n") == 1  # the training input's batch (the test input's is 360)
+    batches = (64, 64_000, 640_000)
+    plans = [plan_job(parse_job_text(text.replace("batchsize: 64\n", f"batchsize: {b}\n"))) for b in batches]
+    assert tuple(p.model.batch_size for p in plans) == batches
+    small, medium, big = (p.procs[0].demand.mem_mb for p in plans)
+    assert small < medium < big
+    assert big - small >= 900
+
+
 def test_gpu_entries_ask_for_gpus() -> None:
     plan = load_plan(REPO / "tests/unit/confs/v03-convnet.conf")
     assert plan.procs[0].demand.gpus == 1
@@ -100,10 +116,39 @@ def test_plan_table_mentions_every_process() -> None:
     pytest.param(["examples/nope.conf"], "examples/nope.conf: no such file", id="missing-file"),
 ])
 def test_cli_errors_exit_2_with_one_line_and_no_traceback(args: list[str], pattern: str) -> None:
+    line = _plan_error_line(args)
+    assert line.startswith(pattern)
+
+
+def _plan_error_line(args: list[str]) -> str:
+    """Run `scylla-singa plan ARGS` as users do; assert it failed the documented way; its one stderr line."""
     proc = subprocess.run([sys.executable, "-m", "scylla_singa", "plan", *args], cwd=REPO,
                           capture_output=True, text=True)
-    assert proc.returncode == 2
+    assert proc.returncode == 2, proc.stderr
     assert proc.stdout == ""
     assert proc.stderr.strip().splitlines() == [proc.stderr.strip()]
-    assert proc.stderr.startswith(pattern)
     assert "Traceback" not in proc.stderr
+    return proc.stderr.strip()
+
+
+@pytest.mark.parametrize("old, new, col, message", [
+    pytest.param("disp_freq: 50", "disp_freq 50", 11, 'Expected ":"', id="syntax-missing-colon"),
+    pytest.param("test_freq: 200", "test_frequency: 200", 1, 'unknown field "test_frequency" in JobProto',
+                 id="unknown-field"),
+    pytest.param("train_steps: 600", "train_steps: -5", 1, "train_steps must be set to a positive number",
+                 id="negative-train-steps"),
+    pytest.param("alg: kBP", "alg: kBackprop", 8, 'unknown AlgType value "kBackprop" (one of: kBP,',
+                 id="wrong-enum"),
+])
+def test_cli_errors_in_the_conf_name_file_line_and_column(tmp_path: Path, old: str, new: str, col: int,
+                                                           message: str) -> None:
+    text = DIGITS.read_text()
+    assert text.count(old) == 1
+    line_no = text[:text.index(old)].count("\n") + 1  # the line of the broken entry
+    conf = tmp_path / "job.conf"
+    conf.write_text(text.replace(old, new))
+    line = _plan_error_line([str(conf)])
+    m = re.fullmatch(rf"{re.escape(str(conf))}:(\d+):(\d+): (.+)", line)
+    assert m, f"not FILE:LINE:COL: message: {line!r}"
+    assert (int(m.group(1)), int(m.group(2))) == (line_no, col)
+    assert message in m.group(3)

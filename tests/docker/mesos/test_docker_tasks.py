@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +13,7 @@ import requests
 from scylla_singa.mesos.embedded import EmbeddedMesos
 from scylla_singa.mesos.testing import TestFramework, task_info
 from scylla_singa.swarm import create_job_network, remove_job_network
+from tests.waiting import wait_for
 
 TINY = "scylla-tiny:latest"
 
@@ -179,13 +179,20 @@ def test_agent_restart_recovers_a_running_container(mesos, fw, docker_client) ->
     fw.launch(offer, [task])
     tid = task["task_id"]["value"]
     fw.wait_state(tid, "TASK_RUNNING", timeout=60)
+    (container,) = _containers(docker_client, tid)
     mesos.stop_agent(0, kill=False)
     assert [c.status for c in _containers(docker_client, tid)] == ["running"]
     mesos.start_agent(0)
+
+    def recovered() -> bool:
+        state = requests.get(f"http://{mesos.master_address}/master/state", timeout=10).json()
+        tasks = [t for f in state["frameworks"] for t in f["tasks"] if t["id"] == tid]
+        return [t["state"] for t in tasks] == ["TASK_RUNNING"] and all(a["active"] for a in state["slaves"])
+    wait_for(recovered, 30, "the restarted agent to re-register with its task running")
+    assert [c.id for c in _containers(docker_client, tid)] == [container.id]  # adopted, not launched again
     fw.driver.killTask(task["task_id"])
     fw.wait_state(tid, "TASK_KILLED", timeout=30)
-    state = requests.get(f"http://{mesos.master_address}/master/state", timeout=10).json()
-    assert json.dumps(state).count(tid) >= 1
+    fw.sched.wait(lambda: not _containers(docker_client, tid), timeout=30, what="the container to be removed")
 
 
 def test_stopping_embedded_mesos_removes_its_containers(docker_client) -> None:

@@ -222,3 +222,80 @@ def test_an_adopted_job_keeps_its_running_tasks_through_reconciliation() -> None
     assert of(out, ev.Reconcile)[0].task_ids == ((tids[0], "a1"),)
     out = second.handle(ev.StatusUpdate(update(tids[0], "TASK_RUNNING", "a1", "REASON_RECONCILIATION")), 11)
     assert not of(out, ev.KillTask) and second.jobs["j1"].state is S.RUNNING
+
+
+RESTART, FAIL, FINISHED = "restart the gang", "fail the job", "count as finished"
+
+
+@pytest.mark.parametrize("state, outcome", [
+    ("TASK_FAILED", RESTART),
+    ("TASK_LOST", RESTART),
+    ("TASK_ERROR", FAIL),            # an invalid task stays invalid: no retry
+    ("TASK_DROPPED", RESTART),
+    ("TASK_GONE", RESTART),
+    ("TASK_GONE_BY_OPERATOR", RESTART),
+    ("TASK_UNREACHABLE", RESTART),   # may come back, but the gang cannot wait for it
+    ("TASK_UNKNOWN", RESTART),
+    ("TASK_KILLED", RESTART),        # the framework did not ask for this kill
+    ("TASK_FINISHED", FINISHED),
+])
+def test_what_a_running_process_reporting_each_state_does_to_its_job(core, state, outcome) -> None:
+    tids = launched(core, DOWNPOUR, agents=("a1", "a2", "a3"))
+    for tid in tids:
+        core.handle(ev.StatusUpdate(update(tid, "TASK_RUNNING", "a1")), 2)
+    job = core.jobs["j1"]
+    assert job.state is S.RUNNING
+    out = core.handle(ev.StatusUpdate(update(tids[0], state, "a1")), 3)
+    kills = sorted(k.task_id for k in of(out, ev.KillTask))
+    if outcome == FINISHED:
+        assert kills == [] and job.state is S.RUNNING and job.restarts == 0
+        assert job.tasks[tids[0]].state == "TASK_FINISHED" and "JobEnded" not in kinds(out)
+        return
+    assert kills == sorted(tids[1:])  # the rest of the gang is stopped either way
+    assert job.state is (S.RESTARTING if outcome == RESTART else S.FAILING)
+    assert job.restarts == (1 if outcome == RESTART else 0)
+    assert state in job.failure and "process 0" in job.failure
+    for tid in tids[1:]:
+        out = core.handle(ev.StatusUpdate(update(tid, "TASK_KILLED", "a1")), 4)
+    if outcome == RESTART:
+        assert job.state is S.BACKOFF and "JobEnded" not in kinds(out)
+    else:
+        assert job.state is S.FAILED and "JobEnded" in kinds(out)
+
+
+@pytest.mark.parametrize("state, killed", [
+    ("TASK_RUNNING", True),
+    ("TASK_STARTING", True),
+    ("TASK_UNREACHABLE", True),   # it may still run behind a partition
+    ("TASK_FINISHED", False),
+    ("TASK_KILLED", False),
+])
+def test_an_update_of_a_task_from_an_earlier_attempt_kills_it_only_while_it_may_live(core, state, killed) -> None:
+    tids = launched(core, DOWNPOUR, agents=("a1", "a2", "a3"))
+    for tid in tids:
+        core.handle(ev.StatusUpdate(update(tid, "TASK_RUNNING", "a1")), 2)
+    core.handle(ev.StatusUpdate(update(tids[0], "TASK_FAILED", "a1")), 3)
+    for tid in tids[1:]:
+        core.handle(ev.StatusUpdate(update(tid, "TASK_KILLED", "a1")), 4)
+    core.handle(ev.Tick(100), 100)
+    core.handle(ev.OffersReceived(tuple(offer(a, cpus=8) for a in ("a1", "a2"))), 101)
+    job = core.jobs["j1"]
+    assert job.attempt == 2 and tids[1] not in job.tasks
+    old = tids[1]  # of attempt 1, on agent a2 this time (as a reconciliation would report it)
+    out = core.handle(ev.StatusUpdate(update(old, state, "a2")), 102)
+    assert out == ([ev.KillTask(old, "a2")] if killed else [])
+    assert job.state is S.LAUNCHING and job.attempt == 2 and old not in job.tasks
+
+
+def test_an_unreachable_task_that_comes_back_while_its_gang_restarts_is_killed(core) -> None:
+    """Its agent returned: the task is of this attempt but the attempt is over, so it must not run on."""
+    tids = launched(core, DOWNPOUR, agents=("a1", "a2", "a3"))
+    for tid in tids:
+        core.handle(ev.StatusUpdate(update(tid, "TASK_RUNNING", "a1")), 2)
+    out = core.handle(ev.StatusUpdate(update(tids[0], "TASK_UNREACHABLE", "a1")), 3)
+    job = core.jobs["j1"]
+    assert job.state is S.RESTARTING and ev.KillTask(tids[0], "a1") not in out  # unreachable: nothing to ask
+    out = core.handle(ev.StatusUpdate(update(tids[0], "TASK_RUNNING", "a1")), 4)
+    assert ev.KillTask(tids[0], "a1") in out and job.state is S.RESTARTING
+    out = core.handle(ev.StatusUpdate(update(tids[0], "TASK_KILLING", "a1")), 5)
+    assert not [i for i in out if isinstance(i, ev.KillTask)]  # already being killed: not asked again
