@@ -39,6 +39,8 @@ def cluster() -> None:
 @click.option("--hdfs", is_flag=True, help="Start Apache HDFS (NameNode + DataNode, WebHDFS on port 9870).")
 @click.option("--zk", is_flag=True, help="Start Apache ZooKeeper; masters elect their leader through it.")
 @click.option("--resources", default=DEFAULT_RESOURCES, show_default=True, help="What each agent offers.")
+@click.option("--node-resources", "node_resources", multiple=True, metavar="N=SPEC",
+              help='What node N\'s agent offers instead, e.g. 3="cpus:8;mem:16384;gpus:1" (repeatable).')
 @click.option("--image", "images", multiple=True,
               help="Image to load into every node engine (repeatable; default scylla-tiny:latest and "
                    "singa:latest, when the host has them).")
@@ -52,8 +54,8 @@ def cluster() -> None:
 @_prefix
 @click.option("--keep-on-failure", is_flag=True, help="Leave a failed cluster in place to look at (then `down`).")
 @click.option("--json", "as_json", is_flag=True, help="Print the cluster's addresses as JSON when up.")
-def up_cmd(nodes: int, masters: int, hdfs: bool, zk: bool, resources: str, images: tuple[str, ...],
-           agent_timeout: str | None, no_agents: bool, subnet: str, services_subnet: str, prefix: str,
+def up_cmd(nodes: int, masters: int, hdfs: bool, zk: bool, resources: str, node_resources: tuple[str, ...],
+           images: tuple[str, ...], agent_timeout: str | None, no_agents: bool, subnet: str, services_subnet: str, prefix: str,
            keep_on_failure: bool, as_json: bool) -> None:
     """Create the hosts, engines, swarm membership, images, services, masters and agents."""
     from ..mesos.util import parse_duration
@@ -61,7 +63,8 @@ def up_cmd(nodes: int, masters: int, hdfs: bool, zk: bool, resources: str, image
         timeout = parse_duration(agent_timeout, allow_none=True)
         config = ClusterConfig(nodes=nodes, masters=masters, hdfs=hdfs, zk=zk, agents=not no_agents,
                                prefix=prefix, subnet=subnet, services_subnet=services_subnet,
-                               resources=resources, agent_timeout=timeout, **({"images": images} if images else {}))
+                               resources=resources, node_resources=_node_resources(node_resources),
+                               agent_timeout=timeout, **({"images": images} if images else {}))
     except ValueError as exc:  # ConfigError too
         raise click.UsageError(str(exc)) from None
     echo = (lambda m: click.echo(m, err=True)) if as_json else click.echo
@@ -81,6 +84,17 @@ def up_cmd(nodes: int, masters: int, hdfs: bool, zk: bool, resources: str, image
         click.echo(f"  zookeeper  {result.zk}")
     if result.webhdfs:
         click.echo(f"  webhdfs  {result.webhdfs}   ({result.hdfs})")
+
+
+def _node_resources(values: tuple[str, ...]) -> tuple[tuple[int, str], ...]:
+    """`3=cpus:8;mem:16384` pairs; ValueError naming the bad one."""
+    out = []
+    for value in values:
+        number, sep, spec = value.partition("=")
+        if not sep or not number.strip().isdigit():
+            raise ValueError(f"--node-resources {value!r}: give N=SPEC, e.g. 3=\"cpus:8;mem:16384\"")
+        out.append((int(number), spec.strip()))
+    return tuple(out)
 
 
 @cluster.command("status")

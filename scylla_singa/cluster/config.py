@@ -69,6 +69,8 @@ class ClusterConfig:
     subnet: str = DEFAULT_SUBNET
     services_subnet: str = DEFAULT_SERVICES_SUBNET
     resources: str = DEFAULT_RESOURCES
+    # Per-node overrides of `resources`: (node number, spec), e.g. ((3, "cpus:8;mem:16384;gpus:1"),).
+    node_resources: tuple[tuple[int, str], ...] = ()
     images: tuple[str, ...] = DEFAULT_IMAGES
     home: str = field(default_factory=lambda: str(home_path()))
     run_root: str = str(RUN_ROOT)
@@ -98,6 +100,13 @@ class ClusterConfig:
                     raise ConfigError(f"{net} overlaps {reserved}, which Docker (or the node engines' "
                                       "docker0) uses; choose another private range")
         _resources(self.resources)
+        for number, spec in self.node_resources:
+            if not 1 <= number <= self.nodes:
+                raise ConfigError(f"--node-resources {number}={spec}: there is no node {number} "
+                                  f"(nodes are 1 to {self.nodes})")
+            _resources(spec)
+        if len({n for n, _ in self.node_resources}) != len(self.node_resources):
+            raise ConfigError("--node-resources names a node more than once")
         if self.agent_timeout is not None and not 1 <= self.agent_timeout <= 3600:
             raise ConfigError(f"--agent-timeout must be between 1s and 1h, not {self.agent_timeout:g}s")
 
@@ -171,9 +180,14 @@ class ClusterConfig:
     def master_specs(self) -> list["MasterSpec"]:
         return [MasterSpec.build(self, j) for j in range(1, self.masters + 1)]
 
+    def resources_of(self, number: int) -> str:
+        """What the agent of node `number` (1-based) offers: its override, else `resources`."""
+        return dict(self.node_resources).get(number, self.resources)
+
     def to_dict(self) -> dict:
         d = asdict(self)
         d["images"] = list(self.images)
+        d["node_resources"] = [list(p) for p in self.node_resources]
         return d
 
     @classmethod
@@ -181,6 +195,8 @@ class ClusterConfig:
         known = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
         if "images" in known:
             known["images"] = tuple(known["images"])
+        if "node_resources" in known:
+            known["node_resources"] = tuple((int(n), str(spec)) for n, spec in known["node_resources"])
         return cls(**known)
 
 

@@ -120,12 +120,18 @@ def _env(config: ClusterConfig) -> dict[str, str]:
 
 def agent_timeout_flags(config: ClusterConfig) -> dict[str, str | None]:
     """The masters' flags for `agent_timeout`: pings every fifth of it (an agent silent for
-    five is unreachable), and as long for a disconnected agent to come back."""
+    five is unreachable), and three times as long for a disconnected agent to come back.
+
+    The re-register timeout is also how long a newly elected leader waits for the agents
+    of its predecessor before it answers reconciliations of their tasks with TASK_LOST;
+    agents find the new leader only after ZooKeeper ends the old one's session, so this
+    must be well above the time a failover takes (Mesos requires at least 10 minutes).
+    """
     t = config.agent_timeout
     if t is None:
         return {}
     return {"--agent-ping-timeout": f"{t / 5:g}s", "--max-agent-ping-timeouts": "5",
-            "--agent-reregister-timeout": f"{t:g}s"}
+            "--agent-reregister-timeout": f"{3 * t:g}s"}
 
 
 def agent_master(config: ClusterConfig, masters_use_zk: bool = True) -> str:
@@ -152,7 +158,7 @@ def node(config: ClusterConfig, spec: NodeSpec, masters_use_zk: bool = True) -> 
                      "cache": str(config.data_dir / "cache")})]
     if config.agents and config.masters >= 1:
         argv = ["agent", "--master", agent_master(config, masters_use_zk), "--hostname", spec.name,
-                "--port", str(AGENT_PORT), "--resources", config.resources,
+                "--port", str(AGENT_PORT), "--resources", config.resources_of(spec.index),
                 "--attributes", f"host:{spec.name}", "--docker-host", spec.docker_host,
                 "--work-dir", str(config.data_dir / "agents" / spec.name),
                 # Volume delivery of a framework on this machine (same SCYLLA_HOME) mounts from here.

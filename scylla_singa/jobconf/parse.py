@@ -43,8 +43,11 @@ def parse_job_text(text: str, path: str = "job.conf") -> ParsedJob:
     except text_format.ParseError as exc:
         raw = str(exc)
         line, col = exc.GetLine(), exc.GetColumn()
-        message = _POSITION_PREFIX.sub("", raw)
-        raise JobConfError(_friendlier(message), path, line, col) from None
+        message = _friendlier(_POSITION_PREFIX.sub("", raw))
+        hint = _unclosed_hint(message, text, line)
+        if hint:
+            message = message.split(" (check the spelling")[0] + hint
+        raise JobConfError(message, path, line, col) from None
     return ParsedJob(job, path, text)
 
 
@@ -60,6 +63,34 @@ def load_job(path: str | Path) -> ParsedJob:
     except (OSError, UnicodeDecodeError) as exc:
         raise JobConfError(f"cannot read: {exc}", str(path)) from None
     return parse_job_text(text, str(path))
+
+
+_TOP_LEVEL_FIELDS = frozenset(f.name for f in job_pb2.JobProto.DESCRIPTOR.fields)
+
+
+def _unclosed_hint(message: str, text: str, line: int) -> str:
+    """When a top-level field shows up inside a block, name the block whose "}" is missing.
+
+    A "}" forgotten in the middle of a file makes the parser read the next
+    block as a field of the unclosed one ("unknown field neuralnet in
+    UpdaterProto"), which points at the wrong place.
+    """
+    m = re.match(r'unknown field "(\w+)" in (\w+)', message)
+    if not m or m.group(1) not in _TOP_LEVEL_FIELDS or m.group(2) == "JobProto":
+        return ""
+    stack: list[tuple[str, int]] = []
+    for number, raw in enumerate(text.splitlines()[: max(line - 1, 0)], start=1):
+        code = re.sub(r'"(?:[^"\\]|\\.)*"|#.*', "", raw)
+        for token in re.finditer(r"(\w+)\s*:?\s*\{|\}", code):
+            if token.group(0) == "}":
+                if stack:
+                    stack.pop()
+            else:
+                stack.append((token.group(1), number))
+    if not stack:
+        return ""
+    name, opened = stack[0]
+    return f': "{m.group(1)}" belongs at the top level, so the "{{" of "{name}" on line {opened} is not closed'
 
 
 def _friendlier(message: str) -> str:

@@ -82,6 +82,9 @@ class MasterLink:
                         # (not only network errors: kazoo raises its own KazooTimeoutError, say, when a
                         # cut-off host cannot reach ZooKeeper; a link task that ended here never came back)
                         log.debug("master link to %s: %s: %s", self.current, exc.__class__.__name__, exc)
+                        # A leader named by a NOT_LEADER answer may be gone by now (it was killed and a
+                        # standby elected): find the leader from the configured master (ZooKeeper) again.
+                        self.current = self.master
                     self._disconnected()
                     if self._stopping:
                         break

@@ -152,3 +152,15 @@ def test_cli_errors_in_the_conf_name_file_line_and_column(tmp_path: Path, old: s
     assert m, f"not FILE:LINE:COL: message: {line!r}"
     assert (int(m.group(1)), int(m.group(2))) == (line_no, col)
     assert message in m.group(3)
+
+
+def test_a_brace_missing_mid_file_names_the_block_left_open(tmp_path: Path) -> None:
+    """The parser then reads the next block as a field of the open one; the message says which is open."""
+    lines = DIGITS.read_text().splitlines()
+    opened = lines.index("updater {") + 1
+    closing = next(k for k in range(opened, len(lines)) if lines[k] == "}")
+    conf = tmp_path / "job.conf"
+    conf.write_text("\n".join(lines[:closing] + lines[closing + 1:]) + "\n")
+    line = _plan_error_line([str(conf)])
+    assert line.endswith(f'unknown field "neuralnet" in UpdaterProto: "neuralnet" belongs at the top level, '
+                         f'so the "{{" of "updater" on line {opened} is not closed'), line

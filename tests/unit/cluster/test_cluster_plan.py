@@ -132,7 +132,7 @@ def test_agents_allow_volumes_from_the_clusters_jobs_directory() -> None:
 
 @pytest.mark.parametrize("timeout, flags", [
     (None, {}),
-    (10.0, {"--agent-ping-timeout": "2s", "--max-agent-ping-timeouts": "5", "--agent-reregister-timeout": "10s"}),
+    (10.0, {"--agent-ping-timeout": "2s", "--max-agent-ping-timeouts": "5", "--agent-reregister-timeout": "30s"}),
 ], ids=["mesos-defaults", "10s"])
 def test_the_agent_timeout_sets_the_masters_ping_and_reregistration_flags(timeout, flags) -> None:
     master = next(s for s in plan(ClusterConfig(masters=2, zk=True, agent_timeout=timeout))
@@ -141,7 +141,7 @@ def test_the_agent_timeout_sets_the_masters_ping_and_reregistration_flags(timeou
     assert got == flags
     if flags:
         assert argv_for(master.params["argv"], master.params["optional"], frozenset(flags))[-2:] == \
-            ["--agent-reregister-timeout", "10s"]
+            ["--agent-reregister-timeout", "30s"]
 
 
 def test_masters_and_agents_run_with_the_clusters_scylla_home() -> None:

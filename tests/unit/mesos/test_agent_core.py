@@ -36,6 +36,15 @@ def _run(coro):
     return asyncio.run(coro)
 
 
+async def until(predicate, what: str, timeout_s: float = 5.0):
+    """Let the loop run until `predicate()` is truthy (its value), or fail naming `what`."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not (value := predicate()):
+        assert asyncio.get_running_loop().time() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.002)
+    return value
+
+
 def _core(runner: TaskRunner, work_dir: Path | None = None) -> tuple[AgentCore, list[dict]]:
     sent: list[dict] = []
     core = AgentCore(AgentInfo("h", Resources.parse("cpus:1;mem:64")), runner, work_dir=work_dir,
@@ -51,11 +60,11 @@ def _run_task(task_id: str = "t1") -> dict:
 
 def test_updates_are_sent_one_at_a_time_and_resent_until_acked() -> None:
     async def go() -> None:
-        core, sent = _core(StepRunner())
+        runner = StepRunner()
+        core, sent = _core(runner)
         core.on_registered("a1")
         core.on_message(_run_task())
-        await asyncio.sleep(0)
-        await asyncio.sleep(0)
+        await until(lambda: "t1" in runner.emits and sent, "the task to start and run")
         assert [m["status"]["state"] for m in sent] == ["TASK_STARTING"]  # RUNNING waits for the ACK
         first = sent[0]["status"]
         assert first["agent_id"] == {"value": "a1"} and first["uuid"]
@@ -74,7 +83,7 @@ def test_offline_updates_wait_for_registration() -> None:
         core, sent = _core(SimulatedRunner())
         core.agent_id = "a1"
         core.on_message(_run_task())
-        await asyncio.sleep(0.01)
+        await until(lambda: [t for t in core.tasks.values() if t.state == "TASK_FINISHED"], "the task to end")
         assert sent == []
         core.on_registered("a1")
         assert [m["status"]["state"] for m in sent] == ["TASK_STARTING"]
@@ -87,8 +96,8 @@ def test_terminal_task_is_completed_after_its_last_ack() -> None:
         core, sent = _core(SimulatedRunner())
         core.on_registered("a1")
         core.on_message(_run_task())
-        for _ in range(3):
-            await asyncio.sleep(0.01)
+        for i in range(3):
+            await until(lambda: len(sent) > i, f"update {i + 1}")
             last = sent[-1]["status"]
             core.on_message({"type": "ACK", "framework_id": "f1", "task_id": "t1", "uuid": last["uuid"]})
         assert [m["status"]["state"] for m in sent] == ["TASK_STARTING", "TASK_RUNNING", "TASK_FINISHED"]
@@ -99,10 +108,11 @@ def test_terminal_task_is_completed_after_its_last_ack() -> None:
 
 def test_pending_updates_and_tasks_survive_a_restart(tmp_path) -> None:
     async def first() -> str:
-        core, sent = _core(StepRunner(), tmp_path)
+        runner = StepRunner()
+        core, sent = _core(runner, tmp_path)
         core.on_registered("a1")
         core.on_message(_run_task())
-        await asyncio.sleep(0.01)
+        await until(lambda: "t1" in runner.emits and sent, "the task to start and run")
         await core.shutdown(kill=False)
         return sent[0]["status"]["uuid"]
 
@@ -124,14 +134,14 @@ def test_pending_updates_and_tasks_survive_a_restart(tmp_path) -> None:
 
 def test_kill_of_framework_tasks_on_shutdown_framework() -> None:
     async def go() -> None:
-        core, sent = _core(StepRunner())
+        runner = StepRunner()
+        core, sent = _core(runner)
         core.on_registered("a1")
         core.on_message(_run_task("t1"))
         core.on_message(_run_task("t2"))
-        await asyncio.sleep(0.01)
+        await until(lambda: len(runner.emits) == 2, "both tasks to run")
         core.on_message({"type": "SHUTDOWN_FRAMEWORK", "framework_id": "f1", "agent_id": "a1"})
-        await asyncio.sleep(0.01)
-        assert {t.state for t in core.tasks.values()} == {"TASK_KILLED"}
+        await until(lambda: {t.state for t in core.tasks.values()} == {"TASK_KILLED"}, "both tasks to be killed")
         await core.shutdown()
     _run(go())
 

@@ -113,8 +113,31 @@ def test_the_master_link_keeps_trying_whatever_finding_the_leader_raises() -> No
             raise Odd("Connection time-out")
         link._resolve = resolve  # type: ignore[method-assign]
         link.start()
-        await asyncio.sleep(0.3)
+        deadline = asyncio.get_running_loop().time() + 10
+        while calls < 5 and not link._task.done() and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.005)
         alive = not link._task.done()
         await link.stop()
         return calls if alive else -1
-    assert asyncio.run(go()) > 3
+    assert asyncio.run(go()) >= 5  # it tried again after each failure and is still trying
+
+
+def test_a_leader_named_by_not_leader_is_forgotten_when_it_cannot_be_reached() -> None:
+    """A standby may name a leader that was just killed: the link must go back to ZooKeeper, not stick to it."""
+    async def go() -> list[str]:
+        link = MasterLink("zk://192.0.2.1:2181/mesos", [], backoff_max=0.01)
+        assert link._dispatch({"type": "NOT_LEADER", "leader": "192.0.2.9:5050"}) == "reconnect"
+        tried: list[str] = []
+
+        async def resolve() -> str:
+            tried.append(link.current)
+            raise ConnectionRefusedError("nobody there")
+        link._resolve = resolve  # type: ignore[method-assign]
+        link.start()
+        deadline = asyncio.get_running_loop().time() + 10
+        while len(tried) < 3 and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.005)
+        await link.stop()
+        return tried
+    tried = asyncio.run(go())
+    assert tried[0] == "192.0.2.9:5050" and tried[1:3] == ["zk://192.0.2.1:2181/mesos"] * 2, tried

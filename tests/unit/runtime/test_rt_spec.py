@@ -127,3 +127,15 @@ def test_the_runtime_imports_only_the_job_model_and_itself() -> None:
 
 def test_set_field_helper() -> None:
     assert "train_steps: 7" in set_field(example_text("digits-mlp"), "train_steps", 7)
+
+
+def test_a_lost_peer_is_given_up_on_after_30_s_unless_told_otherwise(tmp_path: Path, digits_dir: Path,
+                                                                      monkeypatch) -> None:
+    """The issue's bound: every process exits within 30 s of losing a peer, by default."""
+    from scylla_singa.runtime.main import parse_args, prepare
+
+    conf = str(write_conf(tmp_path, "digits-mlp", digits_dir))
+    monkeypatch.delenv("SCYLLA_PEER_TIMEOUT", raising=False)
+    assert prepare(parse_args(["-conf", conf])).config.peer_timeout_s == 30.0
+    monkeypatch.setenv("SCYLLA_PEER_TIMEOUT", "5")
+    assert prepare(parse_args(["-conf", conf])).config.peer_timeout_s == 5.0
