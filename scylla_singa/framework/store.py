@@ -28,9 +28,11 @@ CREATE TABLE IF NOT EXISTS jobs (
   updated_at REAL NOT NULL, record TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS progress (
   job_id TEXT NOT NULL, at REAL NOT NULL, proc INTEGER, grp INTEGER, worker INTEGER, step INTEGER,
-  phase TEXT, loss REAL, accuracy REAL, samples_per_s REAL);
+  phase TEXT, loss REAL, accuracy REAL, samples_per_s REAL, task TEXT);
 CREATE INDEX IF NOT EXISTS progress_job ON progress (job_id, at);
 """
+# Columns added since the first release, for stores created before them.
+ADDED_COLUMNS = {"progress": {"task": "TEXT"}}
 
 
 class JobStore:
@@ -40,6 +42,11 @@ class JobStore:
         self._local = threading.local()
         with self._db() as db:
             db.executescript(SCHEMA)
+            for table, columns in ADDED_COLUMNS.items():
+                have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+                for name, kind in columns.items():
+                    if name not in have:
+                        db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
 
     def _db(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -91,16 +98,17 @@ class JobStore:
 
     def add_progress(self, job_id: str, p: dict[str, Any]) -> None:
         self._db().execute(
-            "INSERT INTO progress (job_id, at, proc, grp, worker, step, phase, loss, accuracy, samples_per_s) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO progress (job_id, at, proc, grp, worker, step, phase, loss, accuracy, samples_per_s, task) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (job_id, time.time(), p.get("proc"), p.get("group"), p.get("worker"), p.get("step"),
-             p.get("phase", "train"), p.get("loss"), p.get("accuracy"), p.get("samples_per_s")))
+             p.get("phase", "train"), p.get("loss"), p.get("accuracy"), p.get("samples_per_s"),
+             p.get("task") if isinstance(p.get("task"), str) else None))
 
     def progress(self, job_id: str, limit: int = 2000) -> list[dict[str, Any]]:
         rows = self._db().execute(
-            "SELECT at, proc, grp, worker, step, phase, loss, accuracy, samples_per_s FROM progress "
+            "SELECT at, proc, grp, worker, step, phase, loss, accuracy, samples_per_s, task FROM progress "
             "WHERE job_id = ? ORDER BY at DESC LIMIT ?", (job_id, limit)).fetchall()
-        keys = ("at", "proc", "group", "worker", "step", "phase", "loss", "accuracy", "samples_per_s")
+        keys = ("at", "proc", "group", "worker", "step", "phase", "loss", "accuracy", "samples_per_s", "task")
         return [dict(zip(keys, r)) for r in reversed(rows)]
 
 

@@ -14,7 +14,13 @@ Server groups (Distributed Hogwild): group 0 holds the master copy. A server
 of group sg > 0 first fetches the master values (SYNC init), and every
 `sync_freq` of its own updates sends the change since its last sync (SYNC);
 the master adds it and replies with its values, which the server adopts plus
-whatever it updated meanwhile. One sync is in flight at a time.
+whatever it updated meanwhile. One sync is in flight at a time, and a server
+waiting for its reply applies at most `sync_freq` more updates before it
+holds the next ones (bounded staleness): when the master's process stalls
+(a slow checkpoint write, a busy host), the other groups would otherwise
+train on alone from a stale copy, and the master, which adds up every
+group's change, would receive several whole trajectories at once and
+overshoot.
 
 Shutdown: once every worker it serves has sent DONE, a server of group > 0
 makes a final sync and is finished; the master is finished once its own
@@ -67,6 +73,8 @@ class ServerMachine:
         self.updates = 0
         self.finals_in = 0
         self.sync_in_flight = False
+        self.updates_at_sync = 0
+        self.deferred: deque[tuple[int, np.ndarray]] = deque()  # (group, gradient) held while too far ahead
         self.final_sync_sent = False
         self.snapshot: np.ndarray | None = None
         self.last_synced = values
@@ -150,7 +158,16 @@ class ServerMachine:
         if len(acc[2]) < len(self.workers[g]):
             return []
         del self.pending[g]
-        return self._apply(g, acc[0] / np.float32(max(acc[1], 1)))
+        grad = acc[0] / np.float32(max(acc[1], 1))
+        if self._too_far_ahead():
+            self.deferred.append((g, grad))
+            return []
+        return self._apply(g, grad)
+
+    def _too_far_ahead(self) -> bool:
+        """A sync is in flight and `sync_freq` updates have been applied since it was sent."""
+        return (self.sync_in_flight and not self.is_master
+                and self.updates - self.updates_at_sync >= self.spec.shape.sync_freq)
 
     def _apply(self, g: int, grad: np.ndarray) -> list:
         step = self.group_step[g]
@@ -196,7 +213,10 @@ class ServerMachine:
         self.values = (master + (self.values - self.snapshot)).astype(np.float32, copy=False)
         self.last_synced = master
         self.sync_in_flight = False
-        return self._maybe_finish()
+        out: list = []
+        while self.deferred and not self._too_far_ahead():
+            out += self._apply(*self.deferred.popleft())
+        return out + self._maybe_finish()
 
     # ---- helpers
 
@@ -224,6 +244,7 @@ class ServerMachine:
         delta = self.values - self.last_synced
         self.snapshot = self.values
         self.sync_in_flight = True
+        self.updates_at_sync = self.updates
         meta = {"final": True} if final else {}
         return Send(Msg("SYNC", self.addr, self.master, self.updates, delta, meta))
 

@@ -192,3 +192,16 @@ def test_failure_classification(state, reason, message, retry) -> None:
     assert classify_failure(t).retryable is retry
 
 
+
+
+def test_a_store_from_before_progress_named_its_task_is_upgraded_in_place(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as db:  # the progress table as the first release made it
+        db.execute("CREATE TABLE progress (job_id TEXT NOT NULL, at REAL NOT NULL, proc INTEGER, grp INTEGER, "
+                   "worker INTEGER, step INTEGER, phase TEXT, loss REAL, accuracy REAL, samples_per_s REAL)")
+        db.execute("INSERT INTO progress VALUES ('j', 1.0, 0, 0, 0, 10, 'train', 1.5, 0.5, 100.0)")
+    store = JobStore(path)
+    store.add_progress("j", {"job": "j", "step": 20, "task": "j.proc-0.a2"})
+    assert [(p["step"], p["task"]) for p in store.progress("j")] == [(10, None), (20, "j.proc-0.a2")]

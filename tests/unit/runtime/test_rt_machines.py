@@ -120,6 +120,31 @@ def test_hogwild_servers_start_from_the_master_copy_and_sync_every_sync_freq(hog
     np.testing.assert_allclose(other.values, back.data + mine_since, atol=1e-5)
 
 
+def test_a_hogwild_server_waiting_for_a_sync_reply_holds_updates_past_sync_freq(hogwild) -> None:
+    """Bounded staleness: a stalled master must not receive a whole trajectory from another group at once."""
+    total, freq = hogwild.layout.total, hogwild.shape.sync_freq
+    master = ServerMachine(hogwild, 0, 0, 0, np.full(total, 1.0, np.float32))
+    other = ServerMachine(hogwild, 1, 0, 0)
+    master.handle(Begin())
+    (init,) = sends(other.handle(Begin()))
+    other.handle(Deliver(sends(master.handle(Deliver(init)))[0]))
+    step, sync = 0, None
+    for step in range(freq):  # the sync goes out after `freq` updates; the master is stalled: no reply
+        sync = next((m for m in sends(other.handle(grad("w1.0", "s1.0", step, np.full(total, 0.5), 1)))
+                     if m.kind == "SYNC"), sync)
+    assert sync is not None
+    for step in range(freq, 2 * freq):  # `freq` more updates while it is in flight: still answered
+        (param,) = [m for m in sends(other.handle(grad("w1.0", "s1.0", step, np.full(total, 0.5), 1)))
+                    if m.kind == "PARAM"]
+        assert param.step == step + 1
+    held = sends(other.handle(grad("w1.0", "s1.0", 2 * freq, np.full(total, 0.5), 1)))
+    assert held == [] and other.updates == 2 * freq  # one more would be too far ahead: held
+    (reply,) = sends(master.handle(Deliver(sync)))
+    released = sends(other.handle(Deliver(reply)))
+    assert [(m.kind, m.step) for m in released if m.kind == "PARAM"] == [("PARAM", 2 * freq + 1)]
+    assert other.updates == 2 * freq + 1
+
+
 def test_a_worker_refuses_params_before_it_started_and_out_of_step(sandblaster, tmp_path) -> None:
     model = sandblaster.build_model()
     worker = WorkerMachine(sandblaster, 0, 1, model, {}, 0, lambda: 0.0, "j", 1, 0.0)
