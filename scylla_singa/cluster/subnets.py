@@ -31,9 +31,13 @@ def used_subnets(host: docker.DockerClient) -> list[Subnet]:
 
 
 def free_pair(host: docker.DockerClient, seconds: Iterable[int], thirds: range) -> tuple[str, str] | None:
-    """Two neighbouring free /24s 172.B.K.0/24 and 172.B.K+1.0/24 (B from `seconds`, even K from
-    `thirds`, tried in random order so parallel runs rarely race), or None."""
-    used = used_subnets(host)
+    """Two neighbouring /24s free on this machine (see `pick_pair`), or None."""
+    return pick_pair(used_subnets(host), seconds, thirds)
+
+
+def pick_pair(used: list[Subnet], seconds: Iterable[int], thirds: range) -> tuple[str, str] | None:
+    """Two neighbouring /24s 172.B.K.0/24 and 172.B.K+1.0/24 overlapping nothing in `used` (B from
+    `seconds`, even K from `thirds`, tried in random order so parallel runs rarely race), or None."""
     evens = [k for k in thirds if k % 2 == 0]
     for b in seconds:
         for k in random.sample(evens, len(evens)):
