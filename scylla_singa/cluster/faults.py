@@ -9,7 +9,6 @@ a row; they record new pids in the state file.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 
@@ -133,20 +132,15 @@ def restart_service(state: State, host: docker.DockerClient, service: str, timeo
 
 def leading_master(state: State) -> str | None:
     """The resource name of the master that leads (per its ZooKeeper znode), or None."""
-    from kazoo.client import KazooClient
+    from kazoo.exceptions import NoNodeError
 
-    from ..mesos.leader import address_of, choose_leader, parse_zk_url
+    from ..mesos.leader import resolve_zk_leader
     if not state.config.zk_url:
         return None
-    hosts, path = parse_zk_url(state.config.zk_url)
-    zk = KazooClient(hosts=hosts)
-    zk.start(timeout=10)
     try:
-        node = choose_leader(zk.get_children(path)) if zk.exists(path) else None
-        address = address_of(json.loads(zk.get(f"{path}/{node}")[0])) if node else None
-    finally:
-        zk.stop()
-        zk.close()
+        address = resolve_zk_leader(state.config.zk_url)
+    except (ValueError, NoNodeError):  # no master has registered (yet)
+        return None
     for spec in state.config.master_specs():
         if spec.endpoint == address:
             return f"{spec.name}-master"

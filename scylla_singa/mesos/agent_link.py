@@ -18,7 +18,7 @@ from typing import Any
 import aiohttp
 
 from .agent_core import AgentCore
-from .leader import address_of, choose_leader, parse_zk_url
+from .leader import resolve_zk_leader
 from .protocol import AGENT_WS_PATH
 
 log = logging.getLogger(__name__)
@@ -167,23 +167,3 @@ class MasterLink:
                 for core in self.by_ref.values():
                     if core.tasks:
                         core.retry()
-
-
-def resolve_zk_leader(url: str, timeout: float = 10.0) -> str:
-    """The leading master's "ip:port" from ZooKeeper (pymesos's rule); ValueError when none."""
-    from kazoo.client import KazooClient
-    hosts, path = parse_zk_url(url)
-    client = KazooClient(hosts=hosts)
-    client.start(timeout=timeout)
-    try:
-        leader = choose_leader(client.get_children(path))
-        if leader is None:
-            raise ValueError(f"no master registered under {url}")
-        data, _ = client.get(f"{path}/{leader}")
-        address = address_of(json.loads(data.decode()))
-        if not address:
-            raise ValueError(f"leader znode {leader} under {url} has no address")
-        return address
-    finally:
-        client.stop()
-        client.close()

@@ -139,3 +139,22 @@ class ZooKeeperElector(LeaderElector):
 def _kazoo_client(hosts: str) -> Any:
     from kazoo.client import KazooClient
     return KazooClient(hosts=hosts)
+
+
+def resolve_zk_leader(url: str, timeout: float = 10.0) -> str:
+    """The leading master's "ip:port" from ZooKeeper (pymesos's rule); ValueError when none."""
+    hosts, path = parse_zk_url(url)
+    client = _kazoo_client(hosts)
+    client.start(timeout=timeout)
+    try:
+        leader = choose_leader(client.get_children(path))
+        if leader is None:
+            raise ValueError(f"no master registered under {url}")
+        data, _ = client.get(f"{path}/{leader}")
+        address = address_of(json.loads(data.decode()))
+        if not address:
+            raise ValueError(f"leader znode {leader} under {url} has no address")
+        return address
+    finally:
+        client.stop()
+        client.close()
