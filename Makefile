@@ -10,7 +10,7 @@ SIZE ?= quick
 
 help:
 	@echo "make demo    set up, then run the example job (examples/digits-mlp)"
-	@echo "make test    set up, then run the whole test suite"
+	@echo "make test    set up, then check the layers (lint-imports) and run the whole test suite"
 	@echo "make setup   Python env in .venv, a Docker engine, the images"
 	@echo "make images  build the Docker images (no registry needed)"
 	@echo "make proto   regenerate scylla_singa/jobconf/job_pb2.py from job.proto"
@@ -32,6 +32,7 @@ demo: setup
 
 test: setup
 	@tools/ensure_browser.sh
+	$(BIN)/lint-imports
 	SCYLLA_LEAK_CHECK=1 $(BIN)/pytest $(PYTEST_ARGS)
 
 bench: setup

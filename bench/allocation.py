@@ -22,9 +22,8 @@ import gc
 import time
 from typing import Any
 
-from scylla_singa.mesos.allocator import HierarchicalAllocator
-from scylla_singa.mesos.resources import Resources
-
+from scylla_singa.mesos.api.resources import Resources
+from scylla_singa.mesos.master.allocator import HierarchicalAllocator
 from .report import Headline, Plot, Section, Series, Table
 from .stats import fmt_num, fmt_ratio, fmt_spread, fmt_time, ratio, summarize, verdict
 
@@ -128,7 +127,7 @@ def section(data: dict[str, Any]) -> Section:
             "Mesos 1.7 HDRF (C++): 1.06 s", fmt_ratio(ratio(s.median, anchor)), "<= 1.06 s",
             verdict(s.median, anchor)))
     intro = (
-        "The allocator of the embedded master (`scylla_singa.mesos.allocator.HierarchicalAllocator`, DRF over "
+        "The allocator of the embedded master (`scylla_singa.mesos.master.allocator.HierarchicalAllocator`, DRF over "
         "roles and frameworks) driven alone, with no HTTP and no offers sent, on the cluster of Mesos's own "
         f"allocator benchmark (`DeclineOffers`): each agent `{AGENT}`, of which `{USED}` is used by framework "
         "i mod F. *offer* rounds offer every agent (all free, no filters: the most work a round can have); "

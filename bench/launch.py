@@ -13,7 +13,7 @@ the offers, ACCEPTed, and N containers started by the agent on the overlay.
 
 Floor: the same N containers launched directly with the Docker SDK, the
 way a hand-written script would do it at best: create the job overlay
-(scylla_singa.swarm.create_job_network), then create and start the N
+(scylla_singa.swarm.overlays.create_job_network), then create and start the N
 containers of `singa:latest` concurrently (one thread each) on it, with
 the same network alias, labels, bind mounts (sandbox, job.conf,
 cluster.json, workspace), environment, CPU shares and memory limit, until
@@ -38,15 +38,15 @@ from typing import Any
 import docker
 import docker.errors
 
+from scylla_singa.contracts import JOB_LABEL, MANAGED_LABEL
 from scylla_singa.delivery.volume import VolumeDelivery
 from scylla_singa.framework.core import CoreConfig, FrameworkCore
 from scylla_singa.framework.model import JobSpec, JobState
-from scylla_singa.framework.progress import ProgressBook
+from scylla_singa.framework.progress_book import ProgressBook
 from scylla_singa.framework.shell import FrameworkShell
 from scylla_singa.framework.store import JobStore
 from scylla_singa.mesos.embedded import AgentSpec, EmbeddedMesos
-from scylla_singa.swarm import JOB_LABEL, MANAGED_LABEL, create_job_network, ensure_swarm, remove_containers, remove_job_network
-
+from scylla_singa.swarm.overlays import create_job_network, ensure_swarm, remove_containers, remove_job_network
 from .report import Headline, Plot, Section, Series, Table
 from .stats import fmt_ratio, fmt_spread, fmt_time, ratio, summarize, verdict
 

@@ -10,7 +10,7 @@ latency), for comparison with our own overlay/host ratios.
   and pyzmq from Debian, as the runtime uses them): REQ/REP round trips of
   64 bytes, and PUSH/PULL bulk transfers of 64 B, 1 KiB and 64 KiB messages.
   Overlay: both containers on a fresh job overlay
-  (`scylla_singa.swarm.create_job_network`), the client reaching the server
+  (`scylla_singa.swarm.overlays.create_job_network`), the client reaching the server
   by name. Host: both with `network_mode=host`. Same host: both on the local
   engine. Across hosts: a 2-node cluster-in-a-box (`scylla_singa.cluster`,
   network namespaces with their own dockerd, joined to the swarm) brought up
@@ -40,8 +40,8 @@ import docker
 import docker.errors
 
 from scylla_singa.cluster import subnets
-from scylla_singa.swarm import JOB_LABEL, MANAGED_LABEL, create_job_network, ensure_swarm, remove_containers, remove_job_network
-
+from scylla_singa.contracts import JOB_LABEL, MANAGED_LABEL
+from scylla_singa.swarm.overlays import create_job_network, ensure_swarm, remove_containers, remove_job_network
 from .procs import free_port
 from .report import Headline, Plot, Section, Series, Table
 from .stats import fmt_num, fmt_ratio, fmt_spread, fmt_time, percentile, ratio, summarize
@@ -150,7 +150,7 @@ class TwoNodes:
         self.host = host
 
     def __enter__(self) -> "TwoNodes":
-        from scylla_singa.cluster.lifecycle import up
+        from scylla_singa.cluster.up_down import up
         started = time.monotonic()
         self.info = up(self.config, echo=lambda *a, **k: None)
         self.up_s = time.monotonic() - started
@@ -163,7 +163,7 @@ class TwoNodes:
         return self.info.nodes[i].address
 
     def __exit__(self, *exc) -> None:
-        from scylla_singa.cluster.lifecycle import down
+        from scylla_singa.cluster.up_down import down
         down(self.config, echo=lambda *a, **k: None, host=self.host)
 
 

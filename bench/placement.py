@@ -23,10 +23,9 @@ from scylla_singa.jobconf.plan import Demand, JobPlan, PlanOptions, ProcessPlan
 from scylla_singa.jobconf.processes import ClusterShape, process_table
 from scylla_singa.jobconf.traffic import traffic_edges
 from scylla_singa.placement.place import Placed, place
-from scylla_singa.placement.policy import builtin_policies, load_policy
-from scylla_singa.placement.resources import Resources
+from scylla_singa.placement.policy import builtin_policy_names, load_policy
+from scylla_singa.placement.resource_vector import ResourceVector
 from scylla_singa.placement.snapshot import AgentView
-
 from .report import Headline, Plot, Section, Series, Table
 from .stats import fmt_ratio, fmt_spread, fmt_time, ratio, summarize, verdict
 
@@ -40,7 +39,7 @@ SIZES = {
 
 
 def agents(n: int) -> tuple[AgentView, ...]:
-    return tuple(AgentView(f"agent-{i:05d}", f"node{i}", Resources(8, 16384, 0), {}, None) for i in range(n))
+    return tuple(AgentView(f"agent-{i:05d}", f"node{i}", ResourceVector(8, 16384, 0), {}, None) for i in range(n))
 
 
 def job(nprocs: int) -> JobPlan:
@@ -64,7 +63,7 @@ def time_place(plan: JobPlan, views: tuple[AgentView, ...], policy, repeats: int
 
 def run(size: str) -> dict[str, Any]:
     cfg = SIZES[size]
-    policies = builtin_policies()
+    policies = builtin_policy_names()
     points = []
     views = {n: agents(n) for n in cfg["offers"]}
     plans = {n: job(n) for n in cfg["procs"]}

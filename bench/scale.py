@@ -33,6 +33,8 @@ from typing import Any
 import requests
 from pymesos import MesosSchedulerDriver, Scheduler
 
+from scylla_singa.common.waiting import wait_until
+
 from .procs import Child, available_mb, free_port
 from .report import Headline, Plot, Section, Series, Table
 from .stats import fmt_num, fmt_ratio, fmt_spread, fmt_time, ratio, summarize, verdict
@@ -163,17 +165,6 @@ def _running(counters: dict) -> int:
     return int(counters["launched"]) - ended
 
 
-def _wait(cond, timeout: float, what: str, poll: float = 1.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        got = cond()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what} not within {timeout:.0f}s")
-        time.sleep(poll)
-
-
 def one_size(agents: int, cfg: dict[str, Any], work: Path) -> dict[str, Any]:
     """Bring up master, fleet, background frameworks and probe for `agents` agents; time the probes."""
     out: dict[str, Any] = {"agents": agents, "frameworks": cfg["frameworks"]}
@@ -188,28 +179,28 @@ def one_size(agents: int, cfg: dict[str, Any], work: Path) -> dict[str, Any]:
                                   str(work / f"master-{agents}")], env=env)
         children.append(master)
         metrics = Metrics(master_addr)
-        _wait(lambda: metrics.get(), 30, "the master to answer", poll=0.2)
+        wait_until(lambda: metrics.get(), 30, "the master to answer", interval_s=0.2)
         t = time.monotonic()
         fleet = Child("fleet", [CLI, "agent", "--master", master_addr, "--simulate", "--count", str(agents),
                                 "--port", "0", "--resources", AGENT_RESOURCES, "--hostname", "sim",
                                 "--work-dir", str(work / f"agent-{agents}")], env=env)
         children.append(fleet)
-        _wait(lambda: metrics.get().get("master/slaves_active", 0) >= agents, 60 + agents / 100,
-              f"{agents} agents to register", poll=2.0)
+        wait_until(lambda: metrics.get().get("master/slaves_active", 0) >= agents, 60 + agents / 100,
+                   f"{agents} agents to register", interval_s=2.0)
         out["register_s"] = time.monotonic() - t
         t = time.monotonic()
         frameworks = Child("frameworks", [sys.executable, "-m", "bench.scale_frameworks", "--master", master_addr,
                                           "--count", str(cfg["frameworks"])], env=env, cwd=REPO,
                            on_line=lambda line: fw_lines.append(json.loads(line)) if line.startswith("{") else None)
         children.append(frameworks)
-        _wait(lambda: fw_lines and fw_lines[-1]["subscribed"] >= cfg["frameworks"], 60,
-              f"{cfg['frameworks']} frameworks to subscribe")
-        _wait(lambda: _running(fw_lines[-1]) >= 0.95 * agents, 60 + agents / 200,
-              "the background frameworks to fill the cluster")
+        wait_until(lambda: fw_lines and fw_lines[-1]["subscribed"] >= cfg["frameworks"], 60,
+                   f"{cfg['frameworks']} frameworks to subscribe", interval_s=1.0)
+        wait_until(lambda: _running(fw_lines[-1]) >= 0.95 * agents, 60 + agents / 200,
+                   "the background frameworks to fill the cluster", interval_s=1.0)
         # DRF hands the first agents to the first subscribers; the churn must give every framework
         # a share before the probe (share 0, and last by name among equals) is first in line.
-        _wait(lambda: fw_lines[-1]["with_tasks"] >= cfg["frameworks"], 120,
-              "every background framework to hold a task")
+        wait_until(lambda: fw_lines[-1]["with_tasks"] >= cfg["frameworks"], 120,
+                   "every background framework to hold a task", interval_s=1.0)
         out["fill_s"] = time.monotonic() - t
         probe = Probe()
         driver = MesosSchedulerDriver(probe, {"user": "bench", "name": "bench-probe", "failover_timeout": 0.0},

@@ -30,7 +30,7 @@ from typing import Any
 
 import aiohttp
 
-from scylla_singa.mesos.recordio import Decoder
+from scylla_singa.mesos.api.recordio import Decoder
 
 PATH = "/api/v1/scheduler"
 TERMINAL = frozenset({"TASK_FINISHED", "TASK_FAILED", "TASK_KILLED", "TASK_LOST", "TASK_ERROR", "TASK_DROPPED"})

@@ -7,21 +7,21 @@ and starts the services (Apache HDFS, Apache ZooKeeper, masters, agents).
 
 Modules, one job each:
     config     the cluster's parameters, names and addresses (pure)
-    plan       what `up` creates, as an ordered list of resources (pure)
+    resource_plan  what `up` creates, as an ordered list of resources (pure)
     kinds      create / destroy for each kind of resource
-    lifecycle  `up` and `down`: the thin shell executing a plan and undoing it
+    up_down    `up` and `down`: the thin shell executing a plan and undoing it
     state      the state file, and `local_cluster()` for other parts
     discover   finding what a crashed `up` left behind, and sweeping it
     sh         running commands (the one place that shells out)
     netns      namespaces, veth links, the bridge, iptables rules
     engines    per-node dockerd: start, wait, stop, sweep
     swarmjoin  node engines joining the host swarm as workers, and leaving it
-    imagesync  copying images from the host engine into node engines
     services   HDFS and ZooKeeper containers on the services network
     launcher   masters and agents as processes in namespaces
-    status     what is alive in a running cluster
+    liveness   what is alive in a running cluster
     crossnode  the cross-host overlay check; checks: `cluster check`
     faults     cutting off / killing hosts and processes (for fault tests)
-    prepare    Maven / wheel downloads for the images' build contexts
-    cli        `scylla-singa cluster up|status|check|down`
+
+Images reach the node engines through scylla_singa.images.node_sync; the
+commands are scylla_singa.cli.cluster_commands.
 """

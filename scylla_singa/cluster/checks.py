@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import docker
 import requests
 
-from ..overlay_check import OverlayCheckError
+from scylla_singa.swarm.overlay_check import OverlayCheckError
 from .crossnode import run_cross_node_check
 from .state import State, info
 

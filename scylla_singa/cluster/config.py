@@ -33,7 +33,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..home import home_path
+from scylla_singa.common.home import home_path
+from scylla_singa.common.resource_text import ResourceTextError, scalar_resources
 
 DEFAULT_PREFIX = "scylla"
 DEFAULT_SUBNET = "172.31.240.0/24"
@@ -46,7 +47,6 @@ AGENT_PORT = 5051
 ZK_PORT = 2181
 WEBHDFS_PORT = 9870
 HDFS_RPC_PORT = 8020
-LABEL = "scylla.cluster"
 MAX_NODES = 40
 MAX_MASTERS = 5
 _PREFIX_RE = re.compile(r"^[a-z][a-z0-9]{1,7}$")
@@ -263,15 +263,10 @@ def _net(cidr: str, what: str) -> ipaddress.IPv4Network:
 
 def _resources(text: str) -> dict[str, float]:
     """Parse Mesos's "cpus:4;mem:8192;net_bw:1000"; ConfigError when malformed."""
-    out: dict[str, float] = {}
-    for part in filter(None, (p.strip() for p in text.split(";"))):
-        name, sep, value = part.partition(":")
-        try:
-            out[name.strip()] = float(value)
-        except ValueError:
-            sep = ""
-        if not sep or not name.strip():
-            raise ConfigError(f"resources {text!r}: {part!r} is not NAME:NUMBER")
+    try:
+        out = scalar_resources(text)
+    except ResourceTextError as exc:
+        raise ConfigError(f"resources {text!r}: {exc} (give NAME:NUMBER parts)") from None
     if "cpus" not in out or "mem" not in out:
         raise ConfigError(f"resources {text!r} must give at least cpus and mem")
     return out

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 import docker
 import docker.errors
 
-from ..overlay_check import OverlayCheckError
-from ..swarm import JOB_LABEL, create_job_network, remove_containers, remove_job_network
+from scylla_singa.contracts import JOB_LABEL
+from scylla_singa.swarm.overlay_check import OverlayCheckError
+from scylla_singa.swarm.overlays import create_job_network, remove_containers, remove_job_network
 
 PORT = 7000
 

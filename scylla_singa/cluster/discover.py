@@ -17,9 +17,9 @@ from pathlib import Path
 
 import docker
 
+from scylla_singa.common.waiting import wait_until
 from . import engines, netns, services, swarmjoin
 from .config import ClusterConfig, NodeSpec
-from .sh import wait_for
 
 
 def node_indexes(config: ClusterConfig) -> list[int]:
@@ -39,8 +39,8 @@ def _terminate(pids: list[int], timeout_s: float = 10) -> None:
         except ProcessLookupError:
             pass
     try:
-        wait_for(lambda: not any(os.path.exists(f"/proc/{p}") and _not_zombie(p) for p in pids), timeout_s,
-                 "processes to exit")
+        wait_until(lambda: not any(os.path.exists(f"/proc/{p}") and _not_zombie(p) for p in pids), timeout_s,
+                   "processes to exit")
     except TimeoutError:
         engines.kill_processes(pids)
 

@@ -16,14 +16,14 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import docker
 import docker.errors
 
+from scylla_singa.common.waiting import WaitTimeout, wait_until
 from .netns import netns_path
-from .sh import run, wait_for
+from .sh import run
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
@@ -101,8 +101,8 @@ def start(node: str, netns: str, socket: str, exec_root: str, pidfile: str, data
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                     start_new_session=True)
         pid = proc.pid  # nsenter, unshare and sh all exec: this is dockerd
-    wait_for(lambda: answers(socket) or not _alive(pid), timeout_s, f"dockerd of {node}",
-             explain=lambda: _tail(log))
+    wait_until(lambda: answers(socket) or not _alive(pid), timeout_s, f"dockerd of {node}",
+               explain=lambda: _tail(log))
     if not answers(socket):
         raise EngineError(f"dockerd of {node} exited; last lines of {log}:\n{_tail(log)}")
     return {"pid": pid}
@@ -140,10 +140,10 @@ def stop(node: str, socket: str, exec_root: str, pidfile: str, data_root: str, c
     if pid is not None:
         os.kill(pid, signal.SIGTERM)
         try:
-            wait_for(lambda: not _alive(pid), timeout_s, f"dockerd of {node} to stop")
+            wait_until(lambda: not _alive(pid), timeout_s, f"dockerd of {node} to stop")
         except TimeoutError:
             os.kill(pid, signal.SIGKILL)
-            wait_for(lambda: not _alive(pid), 10, f"dockerd of {node} to die")
+            wait_until(lambda: not _alive(pid), 10, f"dockerd of {node} to die")
     roots = [exec_root, data_root]
     kill_processes(cgroup_pids(cgroup_parent) + processes_under(roots))
     unmount_under(roots)
@@ -193,7 +193,7 @@ def kill_processes(pids: list[int]) -> None:
         except ProcessLookupError:
             pass
     if pids:
-        wait_for(lambda: not any(_alive(p) for p in pids), 10, "killed processes to exit")
+        wait_until(lambda: not any(_alive(p) for p in pids), 10, "killed processes to exit")
 
 
 def mounts_under(roots: list[str]) -> list[str]:
@@ -214,14 +214,21 @@ def unmount_under(roots: list[str]) -> None:
 
 def remove_cgroup(cgroup_parent: str) -> None:
     for d in cgroup_dirs(cgroup_parent):
-        deadline = time.monotonic() + 5
-        while d.exists():
-            try:
-                d.rmdir()
-            except OSError:
-                if time.monotonic() > deadline:
-                    break
-                time.sleep(0.1)
+        try:  # a cgroup is busy until the kernel has reaped its last process
+            wait_until(lambda d=d: _rmdir(d), 5, f"cgroup {d} to be removable")
+        except WaitTimeout:
+            pass
+
+
+def _rmdir(d: Path) -> bool:
+    """Whether directory `d` is gone (removing it now if it is empty)."""
+    try:
+        d.rmdir()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return True
 
 
 def info(socket: str) -> dict:

@@ -14,9 +14,10 @@ import signal
 
 import docker
 
+from scylla_singa.common.waiting import wait_until
 from . import engines, launcher, netns
 from .config import NodeSpec
-from .sh import run, wait_for
+from .sh import run
 from .state import State, save
 
 
@@ -61,7 +62,7 @@ def kill_process(state: State, resource: str) -> int:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        wait_for(lambda: not launcher.running(pid, start), 10, f"{resource} (pid {pid}) to die")
+        wait_until(lambda: not launcher.running(pid, start), 10, f"{resource} (pid {pid}) to die")
     return pid
 
 
@@ -134,7 +135,7 @@ def leading_master(state: State) -> str | None:
     """The resource name of the master that leads (per its ZooKeeper znode), or None."""
     from kazoo.exceptions import NoNodeError
 
-    from ..mesos.leader import resolve_zk_leader
+    from scylla_singa.mesos.api.leader_znodes import resolve_zk_leader
     if not state.config.zk_url:
         return None
     try:

@@ -16,8 +16,9 @@ from typing import Any
 
 import docker
 
-from . import engines, imagesync, launcher, netns, services, swarmjoin
-from ..swarm import ensure_job_isolation
+from scylla_singa.images import node_sync
+from scylla_singa.swarm.overlays import ensure_job_isolation
+from . import engines, launcher, netns, services, swarmjoin
 from .netns import create_veth
 
 Facts = dict[str, Any]
@@ -78,8 +79,12 @@ def swarm_member(ctx: Context, name: str, **params: Any) -> Facts:
     return swarmjoin.join(ctx.host, **params)
 
 
-def images(ctx: Context, name: str, **params: Any) -> Facts:
-    return imagesync.sync(ctx.host, **params)
+def images(ctx: Context, name: str, node: str, socket: str, images: list[str], cache: str, **_: Any) -> Facts:
+    c = engines.client(socket, timeout=600)
+    try:
+        return node_sync.sync(ctx.host, c, node, images, cache)
+    finally:
+        c.close()
 
 
 def service_network(ctx: Context, name: str, **params: Any) -> Facts:

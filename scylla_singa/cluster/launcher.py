@@ -19,8 +19,8 @@ from pathlib import Path
 
 import requests
 
+from scylla_singa.common.waiting import wait_until
 from .netns import netns_path
-from .sh import wait_for
 
 
 class LaunchError(RuntimeError):
@@ -78,7 +78,7 @@ def start(name: str, netns: str, argv: list[str], optional: dict[str, str | None
                                 env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
     facts = {"pid": proc.pid, "start": start_time(proc.pid), "argv": full}
     try:
-        wait_for(lambda: _answers(ready_url) or proc.poll() is not None, timeout_s, f"{name} at {ready_url}")
+        wait_until(lambda: _answers(ready_url) or proc.poll() is not None, timeout_s, f"{name} at {ready_url}")
     except TimeoutError as exc:
         stop(**facts)
         raise LaunchError(f"{exc}; its log ends:\n{_tail(log)}") from None
@@ -111,7 +111,7 @@ def stop(pid: int | None = None, start: str | None = None, timeout_s: float = 15
         return
     os.kill(pid, signal.SIGTERM)
     try:
-        wait_for(lambda: not running(pid, start), timeout_s, f"process {pid} to exit")
+        wait_until(lambda: not running(pid, start), timeout_s, f"process {pid} to exit")
     except TimeoutError:
         os.kill(pid, signal.SIGKILL)
-        wait_for(lambda: not running(pid, start), 10, f"process {pid} to die")
+        wait_until(lambda: not running(pid, start), 10, f"process {pid} to die")

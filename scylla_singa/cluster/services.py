@@ -16,8 +16,8 @@ import docker
 import docker.errors
 from docker.types import IPAMConfig, IPAMPool
 
-from .config import LABEL
-from .sh import wait_for
+from scylla_singa.common.waiting import wait_until
+from scylla_singa.contracts import CLUSTER_LABEL
 
 
 class ServiceError(RuntimeError):
@@ -29,10 +29,10 @@ def create_network(host: docker.DockerClient, name: str, subnet: str, gateway: s
     """The services bridge network; kept when it exists with our label. Returns {id}."""
     for net in host.networks.list(names=[name]):
         if net.name == name:
-            if (net.attrs.get("Labels") or {}).get(LABEL) != label:
+            if (net.attrs.get("Labels") or {}).get(CLUSTER_LABEL) != label:
                 raise ServiceError(f"Docker network {name} exists but is not this cluster's; remove it")
             return {"id": net.id}
-    net = host.networks.create(name, driver="bridge", labels={LABEL: label},
+    net = host.networks.create(name, driver="bridge", labels={CLUSTER_LABEL: label},
                                ipam=IPAMConfig(pool_configs=[IPAMPool(subnet=subnet, gateway=gateway)]),
                                options={"com.docker.network.bridge.name": bridge})
     return {"id": net.id}
@@ -57,9 +57,9 @@ def start(host: docker.DockerClient, name: str, image: str, network: str, addres
     """
     try:
         existing = host.containers.get(name)
-        if existing.status == "running" and (existing.labels or {}).get(LABEL) == label:
+        if existing.status == "running" and (existing.labels or {}).get(CLUSTER_LABEL) == label:
             return {"id": existing.id}
-        if (existing.labels or {}).get(LABEL) != label:
+        if (existing.labels or {}).get(CLUSTER_LABEL) != label:
             raise ServiceError(f"container {name} exists but is not this cluster's; remove it")
         existing.remove(force=True, v=True)
     except docker.errors.NotFound:
@@ -72,7 +72,7 @@ def start(host: docker.DockerClient, name: str, image: str, network: str, addres
     os.chown(data_dir, uid, uid)
     api = host.api
     created = api.create_container(
-        image, name=name, hostname=name, environment=env, labels={LABEL: label, "scylla.service": name},
+        image, name=name, hostname=name, environment=env, labels={CLUSTER_LABEL: label, "scylla.service": name},
         volumes=["/data"],
         host_config=api.create_host_config(network_mode=network, init=True, binds={data_dir: {"bind": "/data",
                                                                                                "mode": "rw"}}),
@@ -89,7 +89,7 @@ def wait_healthy(host: docker.DockerClient, container: str, timeout_s: float = 1
             raise ServiceError(f"{container} stopped; its log ends:\n{_logs(c)}")
         return (c.attrs.get("State", {}).get("Health") or {}).get("Status") == "healthy"
     try:
-        wait_for(healthy, timeout_s, f"{container} to become healthy", interval_s=0.5)
+        wait_until(healthy, timeout_s, f"{container} to become healthy", interval_s=0.5)
     except TimeoutError as exc:
         raise ServiceError(f"{exc}; its log ends:\n{_logs(host.containers.get(container))}") from None
 
@@ -107,8 +107,8 @@ def remove(host: docker.DockerClient, name: str, **_: object) -> None:
 
 
 def containers_of(host: docker.DockerClient, label: str) -> list:
-    return host.containers.list(ignore_removed=True, all=True, filters={"label": f"{LABEL}={label}"})
+    return host.containers.list(ignore_removed=True, all=True, filters={"label": f"{CLUSTER_LABEL}={label}"})
 
 
 def networks_of(host: docker.DockerClient, label: str) -> list:
-    return host.networks.list(filters={"label": f"{LABEL}={label}"})
+    return host.networks.list(filters={"label": f"{CLUSTER_LABEL}={label}"})

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import subprocess
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 
 class CommandError(RuntimeError):
@@ -30,14 +29,3 @@ def ok(argv: Sequence[str], timeout: float = 60) -> bool:
         return subprocess.run(list(argv), capture_output=True, timeout=timeout).returncode == 0
     except (FileNotFoundError, subprocess.TimeoutExpired):
         return False
-
-
-def wait_for(condition: Callable[[], bool], timeout_s: float, what: str, interval_s: float = 0.2,
-             explain: Callable[[], str] | None = None) -> None:
-    """Poll `condition` until true; TimeoutError naming `what` (and `explain()`) after `timeout_s`."""
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            detail = f": {explain()}" if explain else ""
-            raise TimeoutError(f"{what} not within {timeout_s:.0f}s{detail}")
-        time.sleep(interval_s)

@@ -23,9 +23,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..home import home_path
-from .config import AGENT_PORT, DEFAULT_PREFIX, ClusterConfig
-from .plan import Resource
+from scylla_singa.common.files import write_json_atomic
+from scylla_singa.common.home import home_path
+from .config import AGENT_PORT, ClusterConfig, DEFAULT_PREFIX
+from .resource_plan import Resource
 
 VERSION = 1
 
@@ -69,11 +70,7 @@ def state_path(home: str | os.PathLike | None = None, prefix: str = DEFAULT_PREF
 
 def save(state: State) -> None:
     """Write atomically (temp file, then rename)."""
-    path = state.config.state_file
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(state.to_dict(), indent=1) + "\n")
-    os.replace(tmp, path)
+    write_json_atomic(state.config.state_file, state.to_dict(), indent=1)
 
 
 def load(path: Path) -> State | None:

@@ -15,9 +15,9 @@ import ipaddress
 import docker
 import docker.errors
 
+from scylla_singa.common.waiting import wait_until
+from scylla_singa.swarm.overlays import ensure_swarm
 from . import engines
-from ..swarm import ensure_swarm
-from .sh import wait_for
 
 
 class SwarmJoinError(RuntimeError):
@@ -52,7 +52,7 @@ def join(host: docker.DockerClient, node: str, socket: str, address: str, timeou
                              f"{exc.explanation}") from None
     finally:
         c.close()
-    wait_for(lambda: _ready(host, node_id), timeout_s, f"swarm node {node} ({node_id[:12]}) to be ready")
+    wait_until(lambda: _ready(host, node_id), timeout_s, f"swarm node {node} ({node_id[:12]}) to be ready")
     return {"node_id": node_id, "manager": manager.node_addr}
 
 

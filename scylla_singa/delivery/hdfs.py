@@ -14,8 +14,8 @@ from urllib.parse import urlparse
 from hdfs import InsecureClient
 from hdfs.util import HdfsError
 
-from ..framework.model import Artifacts
-from . import DeliveryError
+from scylla_singa.contracts import ENV_WEBHDFS_URL
+from .job_files import Artifacts, DeliveryError
 
 
 @dataclass
@@ -49,7 +49,7 @@ class HdfsDelivery:
         uris = tuple({"value": f"{self.hdfs_uri}{d}/{name}", "extract": False, "cache": False, "executable": False}
                      for name in files)
         return Artifacts(network=network, uris=uris, workspace=f"{self.hdfs_uri}{d}/workspace",
-                         env=(("SCYLLA_WEBHDFS_URL", self.webhdfs_url),))
+                         env=((ENV_WEBHDFS_URL, self.webhdfs_url),))
 
     def cleanup(self, job_id: str, keep_workspace: bool) -> None:
         d = self.job_path(job_id)

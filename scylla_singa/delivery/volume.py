@@ -12,8 +12,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..framework.model import Artifacts
-from . import DeliveryError
+from scylla_singa.common.files import write_atomic
+from .job_files import Artifacts, DeliveryError
 
 WORKSPACE = "/workspace"
 
@@ -44,10 +44,7 @@ class VolumeDelivery:
         os.chmod(d / "workspace", 0o1777)
         volumes = []
         for name, data in files.items():
-            tmp = d / f".{name}.tmp"
-            tmp.write_bytes(data)
-            os.chmod(tmp, 0o644)
-            tmp.replace(d / name)
+            write_atomic(d / name, data, mode=0o644)
             volumes.append({"container_path": name, "host_path": str(d / name), "mode": "RO"})
         volumes.append({"container_path": WORKSPACE, "host_path": str(d / "workspace"), "mode": "RW"})
         return Artifacts(network=network, volumes=tuple(volumes), workspace=WORKSPACE)

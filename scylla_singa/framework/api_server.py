@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from aiohttp import web
 
-from .progress import BadProgress, ProgressBook, parse_progress
+from .progress_book import BadProgress, ProgressBook, parse_progress
 
 JobsView = Callable[[], list[dict[str, Any]]]
 

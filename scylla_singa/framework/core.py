@@ -17,14 +17,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..jobconf.parse import parse_job_text
-from ..jobconf.plan import plan_job
-from ..placement.place import NotPlaced, Placed, place
-from ..placement.policy import Policy, load_policy
-from ..placement.status import Code
-from . import events as ev
-from .lifecycle import transition
-from .model import TERMINAL_TASK_STATES, Job, JobSpec, JobState as S, TaskRecord, parse_task_id, task_id
+from scylla_singa.contracts import parse_task_id, task_id
+from scylla_singa.jobconf.parse import parse_job_text
+from scylla_singa.jobconf.plan import plan_job
+from scylla_singa.placement.fit_status import Code
+from scylla_singa.placement.place import NotPlaced, Placed, place
+from scylla_singa.placement.policy import Policy, load_policy
+from . import core_events as ev
+from .job_lifecycle import transition
+from .model import ENDED_TASK_STATES, Job, JobSpec, JobState as S, TaskRecord
 from .offers import agent_views, role_of
 from .retry import classify_failure
 from .taskinfo import build_task
@@ -225,7 +226,7 @@ class FrameworkCore:
         if record is None:
             # Not a task of a live attempt: an orphan from before a restart. An unreachable one may
             # still run behind a partition and come back: it is killed too.
-            live = state == "TASK_UNREACHABLE" or state not in TERMINAL_TASK_STATES
+            live = state == "TASK_UNREACHABLE" or state not in ENDED_TASK_STATES
             return [ev.KillTask(tid, agent)] if live else []
         record.state = state
         record.reason = status.get("reason", "")

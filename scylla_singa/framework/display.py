@@ -14,7 +14,7 @@ from rich.live import Live
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from .model import Job, JobState
-from .progress import ProgressBook, Summary
+from .progress_book import ProgressBook, Summary
 
 
 def _fmt(x: float | None, spec: str) -> str:

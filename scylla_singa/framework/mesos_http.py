@@ -13,8 +13,8 @@ from typing import Any
 
 import requests
 
-from ..placement.resources import Resources
-from ..placement.snapshot import AgentView
+from scylla_singa.placement.resource_vector import ResourceVector
+from scylla_singa.placement.snapshot import AgentView
 
 TIMEOUT_S = 10
 
@@ -68,7 +68,7 @@ class MesosHttp:
                 except (TypeError, ValueError):
                     bw = None
             views.append(AgentView(s["id"], s.get("hostname", s["id"]),
-                                   Resources(res.get("cpus", 0.0), res.get("mem", 0.0), res.get("gpus", 0.0)),
+                                   ResourceVector(res.get("cpus", 0.0), res.get("mem", 0.0), res.get("gpus", 0.0)),
                                    attrs, bw))
         return tuple(views)
 

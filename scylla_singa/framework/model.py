@@ -14,15 +14,15 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from ..jobconf.plan import JobPlan, PlanOptions
+from scylla_singa.contracts import DEFAULT_COMMAND
+from scylla_singa.delivery.job_files import Artifacts
+from scylla_singa.jobconf.plan import JobPlan, PlanOptions
+from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
 
-TERMINAL_TASK_STATES = frozenset({
-    "TASK_FINISHED", "TASK_FAILED", "TASK_KILLED", "TASK_ERROR", "TASK_LOST", "TASK_DROPPED",
-    "TASK_GONE", "TASK_GONE_BY_OPERATOR", "TASK_UNREACHABLE", "TASK_UNKNOWN"})
-# `exec`: the command runs as `/bin/sh -c ...` (CommandInfo.shell), and a shell that is the
-# container's PID 1 ignores SIGTERM, so a kill would always wait out its grace period; singa
-# as PID 1 handles SIGTERM and stops at once.
-DEFAULT_COMMAND = "exec singa -conf ./job.conf -procs_id {proc} -cluster ./cluster.json -workspace {workspace}"
+# The states after which the framework counts a task as gone from its attempt: Mesos's terminal
+# ones, and also unreachable and unknown ones (Mesos may yet hear of them, but the gang cannot
+# wait: it is restarted, and a task that comes back later is killed as an orphan).
+ENDED_TASK_STATES = TERMINAL_TASK_STATES | {"TASK_UNREACHABLE", "TASK_UNKNOWN"}
 
 
 class JobState(str, Enum):
@@ -82,18 +82,7 @@ class TaskRecord:
 
     @property
     def terminal(self) -> bool:
-        return self.state in TERMINAL_TASK_STATES
-
-
-@dataclass(frozen=True)
-class Artifacts:
-    """What delivery and networking prepared for a job's tasks (pure data, persisted)."""
-
-    network: str
-    volumes: tuple[dict[str, Any], ...] = ()
-    uris: tuple[dict[str, Any], ...] = ()
-    workspace: str = "/workspace"
-    env: tuple[tuple[str, str], ...] = ()
+        return self.state in ENDED_TASK_STATES
 
 
 @dataclass
@@ -131,18 +120,3 @@ def new_job_id(name: str) -> str:
     """A DNS-safe job id from the job's name: `digits-mlp-3f9a1c`."""
     base = _UNSAFE.sub("-", name.lower()).strip("-")[:30] or "job"
     return f"{base}-{secrets.token_hex(3)}"
-
-
-def task_id(job_id: str, proc: int, attempt: int) -> str:
-    return f"{job_id}.proc-{proc}.a{attempt}"
-
-
-def parse_task_id(value: str) -> tuple[str, int, int] | None:
-    """(job id, proc, attempt) of a task id made by task_id(), else None."""
-    m = re.fullmatch(r"(.+)\.proc-(\d+)\.a(\d+)", value)
-    return (m.group(1), int(m.group(2)), int(m.group(3))) if m else None
-
-
-def proc_hostname(job_id: str, proc: int) -> str:
-    """The name process `proc` has on the job's overlay (a network alias)."""
-    return f"{job_id}-proc-{proc}"

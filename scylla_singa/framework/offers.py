@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Iterable
 
-from ..placement.resources import Resources
-from ..placement.snapshot import AgentView
+from scylla_singa.placement.resource_vector import ResourceVector
+from scylla_singa.placement.snapshot import AgentView
 
 Offer = dict[str, Any]
 
@@ -48,9 +48,8 @@ def agent_views(offers: Iterable[Offer]) -> list[AgentView]:
         attrs = attributes(group[0])
         bw = scalar(resources, "net_bw")
         net_bw = bw if any(r.get("name") == "net_bw" for r in resources) else _attr_bw(attrs)
-        views.append(AgentView(agent_id, group[0].get("hostname", agent_id),
-                               Resources(scalar(resources, "cpus"), scalar(resources, "mem"), scalar(resources, "gpus")),
-                               attrs, net_bw))
+        free = ResourceVector(scalar(resources, "cpus"), scalar(resources, "mem"), scalar(resources, "gpus"))
+        views.append(AgentView(agent_id, group[0].get("hostname", agent_id), free, attrs, net_bw))
     return views
 
 

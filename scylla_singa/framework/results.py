@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from scylla_singa.contracts import FINAL_PREFIX
 from .mesos_http import MesosHttp, MesosHttpError
 from .model import Job, JobState
 
@@ -18,9 +19,9 @@ LOG_LINES = 20
 def parse_final(stdout: str) -> dict[str, Any] | None:
     """The last `FINAL {json}` line of a process's stdout."""
     for line in reversed(stdout.splitlines()):
-        if line.startswith("FINAL "):
+        if line.startswith(FINAL_PREFIX + " "):
             try:
-                return json.loads(line[len("FINAL "):])
+                return json.loads(line[len(FINAL_PREFIX) + 1:])
             except json.JSONDecodeError:
                 return None
     return None

@@ -19,13 +19,14 @@ from typing import Any, Callable
 import docker
 from pymesos import MesosSchedulerDriver, Scheduler
 
-from ..delivery import Delivery, DeliveryError, cluster_file
-from ..swarm import SwarmError, create_job_network, job_network_name, remove_job_network
-from . import events as ev
+from scylla_singa.contracts import CLUSTER_FILE, JOB_CONF, job_network_name
+from scylla_singa.delivery.job_files import Delivery, DeliveryError, cluster_file
+from scylla_singa.swarm.overlays import SwarmError, create_job_network, remove_job_network
+from . import core_events as ev
 from .core import FrameworkCore
 from .mesos_http import MesosHttp, MesosHttpError
 from .model import Job, JobSpec, JobState
-from .progress import ProgressBook
+from .progress_book import ProgressBook
 from .results import collect_result
 from .store import JobStore
 
@@ -160,7 +161,7 @@ class FrameworkShell(Scheduler):
             network = job_network_name(job.job_id)
             if self.docker is not None:
                 network = create_job_network(self.docker, job.job_id).name
-            files = {"job.conf": job.spec.conf_text.encode(), "cluster.json": cluster_file(job.job_id, job.plan)}
+            files = {JOB_CONF: job.spec.conf_text.encode(), CLUSTER_FILE: cluster_file(job.job_id, job.plan)}
             artifacts = self.delivery.prepare(job.job_id, files, network)
         except (DeliveryError, SwarmError, docker.errors.DockerException) as exc:
             self.events.put(ev.JobPrepareFailed(job.job_id, f"cannot prepare the job: {exc}"))

@@ -17,9 +17,10 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..jobconf.parse import parse_job_text
-from ..jobconf.plan import plan_job
-from .model import Artifacts, Job, JobSpec, JobState, TaskRecord
+from scylla_singa.delivery.job_files import Artifacts
+from scylla_singa.jobconf.parse import parse_job_text
+from scylla_singa.jobconf.plan import plan_job
+from .model import Job, JobSpec, JobState, TaskRecord
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..jobconf.plan import ProcessPlan
-from .model import Artifacts, JobSpec, proc_hostname, task_id
+from scylla_singa.contracts import (ENV_JOB_ID, ENV_PROC_ID, ENV_PROGRESS_URL, ENV_TASK_ID, JOB_LABEL, PROC_LABEL,
+                                    proc_hostname, task_id)
+from scylla_singa.delivery.job_files import Artifacts
+from scylla_singa.jobconf.plan import ProcessPlan
+from .model import JobSpec
 
 
 def scalar_resource(name: str, value: float, role: str, allocation_info: dict | None) -> dict[str, Any]:
@@ -51,10 +54,10 @@ def build_task(spec: JobSpec, proc: ProcessPlan, attempt: int, agent_id: str, ar
         resources.append(scalar_resource("gpus", float(d.gpus), role, allocation_info))
     if net_bw_mbps:
         resources.append(scalar_resource("net_bw", round(net_bw_mbps, 3), role, allocation_info))
-    env = {"SCYLLA_JOB_ID": spec.job_id, "SCYLLA_PROC_ID": str(proc.id), "MESOS_TASK_ID": tid,
+    env = {ENV_JOB_ID: spec.job_id, ENV_PROC_ID: str(proc.id), ENV_TASK_ID: tid,
            **dict(artifacts.env)}
     if progress_url:
-        env["SCYLLA_PROGRESS_URL"] = progress_url
+        env[ENV_PROGRESS_URL] = progress_url
     command: dict[str, Any] = {
         "shell": True,
         "value": command_line(spec, proc.id, artifacts, resume=attempt > 1),
@@ -75,13 +78,13 @@ def build_task(spec: JobSpec, proc: ProcessPlan, attempt: int, agent_id: str, ar
                 "network": "USER",
                 "force_pull_image": False,
                 "parameters": [{"key": "network-alias", "value": alias},
-                               {"key": "label", "value": f"scylla.job={spec.job_id}"}],
+                               {"key": "label", "value": f"{JOB_LABEL}={spec.job_id}"}],
             },
             "network_infos": [{"name": artifacts.network}],
             "hostname": alias,
             "volumes": [dict(v) for v in artifacts.volumes],
         },
         "kill_policy": {"grace_period": {"nanoseconds": int(kill_grace_s * 1e9)}},
-        "labels": {"labels": [{"key": "scylla.job", "value": spec.job_id},
-                              {"key": "scylla.proc", "value": str(proc.id)}]},
+        "labels": {"labels": [{"key": JOB_LABEL, "value": spec.job_id},
+                              {"key": PROC_LABEL, "value": str(proc.id)}]},
     }

@@ -3,6 +3,10 @@
     with EmbeddedMesos(agents=2) as mesos:          # Docker agents on the local engine
         driver = MesosSchedulerDriver(sched, framework, mesos.master_address, failover=True)
 
+`master_routes` adds routes to the master's app (the command line passes
+the web UI's); without them the master serves the Mesos API and the
+operator endpoints only.
+
 Everything runs on one asyncio loop in a daemon thread. `start()` returns
 once the agents are registered; `stop()` (idempotent) removes the agents'
 containers, closes the servers and joins the thread.
@@ -19,10 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .agent import Agent, AgentConfig, scylla_home
-from .fleet import DEFAULT_SIM_RESOURCES, SimulatedFleet
-from .master_http import MasterServer
-from .master_model import MasterConfig
+from scylla_singa.common.home import scylla_home
+from scylla_singa.common.waiting import WaitTimeout, wait_until_async
+from scylla_singa.mesos.agent.agent_server import Agent, AgentConfig
+from scylla_singa.mesos.agent.simulated_fleet import DEFAULT_SIM_RESOURCES, SimulatedFleet
+from scylla_singa.mesos.master.master_http import MasterServer, RouteFactory
+from scylla_singa.mesos.master.master_records import MasterConfig
 
 T = TypeVar("T")
 
@@ -48,7 +54,8 @@ class EmbeddedMesos:
                  allowed_host_paths: Sequence[Path | str] | None = None, hdfs: str | None = None,
                  credentials: dict[str, str] | None = None, fleet: int = 0,
                  fleet_resources: str = DEFAULT_SIM_RESOURCES, agent_reregister_timeout: float = 75.0,
-                 default_kill_grace: float = 3.0, start_timeout: float = 30.0, use_docker: bool = True) -> None:
+                 default_kill_grace: float = 3.0, start_timeout: float = 30.0, use_docker: bool = True,
+                 master_routes: Sequence[RouteFactory] = ()) -> None:
         specs = [AgentSpec() for _ in range(agents)] if isinstance(agents, int) else \
             [a if isinstance(a, AgentSpec) else AgentSpec(**a) for a in agents]
         self.specs = specs
@@ -71,6 +78,7 @@ class EmbeddedMesos:
         self.default_kill_grace = default_kill_grace
         self.start_timeout = start_timeout
         self.use_docker = use_docker
+        self.master_routes = tuple(master_routes)  # e.g. the web UI (scylla_singa.ui.master_page.routes)
         self.server: MasterServer | None = None
         self.agents: list[Agent] = []
         self.fleet: SimulatedFleet | None = None
@@ -159,7 +167,7 @@ class EmbeddedMesos:
 
     # ---- on the loop ----------------------------------------------------
     async def _start(self) -> None:
-        self.server = MasterServer(self.master_config)
+        self.server = MasterServer(self.master_config, extra_routes=self.master_routes)
         await self.server.start()
         for i, spec in enumerate(self.specs):
             self.agents.append(self._new_agent(i, spec))
@@ -185,14 +193,14 @@ class EmbeddedMesos:
         return Agent(cfg, docker_client=None if cfg.simulate else self.docker_client)
 
     async def _wait_registered(self) -> None:
-        deadline = self.loop.time() + self.start_timeout
-        while True:
+        def registered() -> bool:
             cores = [a.core for a in self.agents] + (self.fleet.cores if self.fleet else [])
-            if all(c is not None and c.registered for c in cores):
-                return
-            if self.loop.time() > deadline:
-                raise TimeoutError("embedded agents did not register with the master in time")
-            await asyncio.sleep(0.01)
+            return all(c is not None and c.registered for c in cores)
+        try:
+            await wait_until_async(registered, self.start_timeout, "the embedded agents to register with the master",
+                                   interval_s=0.01)
+        except WaitTimeout:
+            raise TimeoutError("embedded agents did not register with the master in time") from None
 
     async def _stop(self) -> None:
         await asyncio.gather(*(a.stop(kill=True) for a in self.agents), return_exceptions=True)
@@ -205,5 +213,5 @@ class EmbeddedMesos:
         port = self.server.cfg.port
         await self.server.stop()
         cfg = MasterConfig(**{**self.master_config.__dict__, "port": port})
-        self.server = MasterServer(cfg)
+        self.server = MasterServer(cfg, extra_routes=self.master_routes)
         await self.server.start()

@@ -7,7 +7,7 @@ so each lands beside the peers it talks to most.
 
 from __future__ import annotations
 
-from ..jobconf.plan import JobPlan, ProcessPlan
+from scylla_singa.jobconf.plan import JobPlan, ProcessPlan
 
 ORDERS = ("id", "largest-first", "affinity")
 

@@ -18,13 +18,13 @@ from typing import Mapping
 
 import numpy as np
 
-from ..jobconf.plan import JobPlan, ProcessPlan
+from scylla_singa.jobconf.plan import JobPlan, ProcessPlan
+from scylla_singa.placement.plugins.base import FilterPlugin
+from .fit_status import Code, Status
 from .order import process_order
-from .plugins.base import FilterPlugin
 from .policy import Policy, Start
 from .refine import refine_cut
 from .snapshot import AgentView, Cycle, Fleet, TrafficGraph
-from .status import Code, Status
 
 
 @dataclass(frozen=True)

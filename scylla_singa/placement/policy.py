@@ -1,4 +1,9 @@
-"""Placement policies: YAML files in policies/ parsed into frozen, validated pipelines.
+"""Placement policies: YAML files parsed into frozen, validated pipelines.
+
+The built-in ones are the package scylla_singa.placement.builtin_policies:
+the repository's top-level policies/ directory, which pyproject.toml maps
+into the package, so a checkout (editable install) and an installed wheel
+find them the same way.
 
 A policy names its process order, filter plugins, weighted score plugins and
 constraints (attribute match/exclude, hostname include/exclude, max
@@ -9,18 +14,19 @@ FILE:LINE:COL and what to write instead.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ..jobconf.errors import PositionedError
+from scylla_singa.jobconf.errors import PositionedError
+from scylla_singa.placement.plugins.base import FilterPlugin, ScorePlugin
 from .order import ORDERS
-from .plugins.base import FilterPlugin, ScorePlugin
 from .registry import DEFAULT_REGISTRY, Registry
 from .yamlmarks import KEY, Path as YPath, load_with_marks, position
 
-POLICY_DIR = Path(__file__).resolve().parent.parent.parent / "policies"
+BUILTIN_PACKAGE = "scylla_singa.placement.builtin_policies"
 DEFAULT_POLICY = "spread"
 _TOP_KEYS = {"name", "description", "order", "filters", "scores", "constraints", "refine", "starts"}
 _CONSTRAINT_KEYS = {"attributes", "hostnames", "max_procs_per_agent"}
@@ -68,17 +74,22 @@ class Policy:
         return Start(self.name, self.order, self.scores)
 
 
-def builtin_policies() -> list[str]:
-    return sorted(p.stem for p in POLICY_DIR.glob("*.yaml"))
+def builtin_policy_dir() -> Path:
+    """The directory holding the built-in policy files (policies/ of a checkout, or inside the installed wheel)."""
+    return Path(str(resources.files(BUILTIN_PACKAGE)))
+
+
+def builtin_policy_names() -> list[str]:
+    return sorted(p.stem for p in builtin_policy_dir().glob("*.yaml"))
 
 
 def load_policy(name_or_path: str, registry: Registry = DEFAULT_REGISTRY) -> Policy:
-    """A policy by built-in name (policies/NAME.yaml) or by file path. Raises PolicyError."""
+    """A policy by built-in name (builtin_policy_dir()/NAME.yaml) or by file path. Raises PolicyError."""
     path = Path(name_or_path)
     if not path.suffix and not path.exists():
-        path = POLICY_DIR / f"{name_or_path}.yaml"
+        path = builtin_policy_dir() / f"{name_or_path}.yaml"
         if not path.exists():
-            raise PolicyError(f"no policy named {name_or_path!r}; built-in: {', '.join(builtin_policies())}, "
+            raise PolicyError(f"no policy named {name_or_path!r}; built-in: {', '.join(builtin_policy_names())}, "
                               "or give the path of a YAML file")
     try:
         text = path.read_text(encoding="utf-8")

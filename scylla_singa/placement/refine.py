@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..jobconf.plan import ProcessPlan
+from scylla_singa.jobconf.plan import ProcessPlan
 from .snapshot import Cycle
 
 Feasible = Callable[[Cycle, ProcessPlan], np.ndarray]

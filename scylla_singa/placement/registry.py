@@ -10,10 +10,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from .plugins.base import FilterPlugin, ScorePlugin
-from .plugins.filters import (AttributeConstraint, Bandwidth, HostnameConstraint, MaxProcsPerAgent,
-                              ResourcesFit, Singa11Cpus)
-from .plugins.scores import Affinity, LeastAllocated, Pack, Spread
+from scylla_singa.placement.plugins.base import FilterPlugin, ScorePlugin
+from scylla_singa.placement.plugins.filters import (AttributeConstraint, Bandwidth, HostnameConstraint,
+                                                    MaxProcsPerAgent, ResourcesFit, Singa11Cpus)
+from scylla_singa.placement.plugins.scores import Affinity, LeastAllocated, Pack, Spread
 
 Plugin = FilterPlugin | ScorePlugin
 

@@ -17,8 +17,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..jobconf.plan import JobPlan, ProcessPlan
-from .resources import Resources
+from scylla_singa.jobconf.plan import JobPlan, ProcessPlan
+from .resource_vector import ResourceVector
 
 AttrValue = str | float
 
@@ -29,15 +29,15 @@ class AgentView:
 
     agent_id: str
     hostname: str
-    free: Resources
+    free: ResourceVector
     attributes: Mapping[str, AttrValue] = field(default_factory=dict)
     # Network capacity in Mbit/s: the `net_bw` scalar resource offered, else
     # a `net_bw` attribute, else None (not limited).
     net_bw_mbps: float | None = None
 
 
-def demand_of(proc: ProcessPlan) -> Resources:
-    return Resources(proc.demand.cpus, float(proc.demand.mem_mb), float(proc.demand.gpus))
+def demand_of(proc: ProcessPlan) -> ResourceVector:
+    return ResourceVector(proc.demand.cpus, float(proc.demand.mem_mb), float(proc.demand.gpus))
 
 
 @dataclass(frozen=True)
@@ -161,9 +161,9 @@ class Cycle:
     def remaining_gpus(self) -> np.ndarray:
         return self.free_gpus - self.used_gpus
 
-    def remaining(self, i: int) -> Resources:
-        return Resources(self.free_cpus[i] - self.used_cpus[i], self.free_mem[i] - self.used_mem[i],
-                         self.free_gpus[i] - self.used_gpus[i])
+    def remaining(self, i: int) -> ResourceVector:
+        return ResourceVector(self.free_cpus[i] - self.used_cpus[i], self.free_mem[i] - self.used_mem[i],
+                              self.free_gpus[i] - self.used_gpus[i])
 
     def bytes_to_agents(self, proc_id: int) -> np.ndarray:
         """Per agent: bytes per step between `proc_id` and the processes already there."""

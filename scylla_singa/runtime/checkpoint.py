@@ -28,9 +28,7 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
-import secrets
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -40,8 +38,9 @@ from typing import Protocol
 
 import numpy as np
 
-from .errors import SingaConfigError
-from .events import SaveSlice
+from scylla_singa.common.files import temporary_name, write_atomic
+from .machine_events import SaveSlice
+from .runtime_errors import SingaConfigError
 
 CKPT_RE = re.compile(r"^step(\d+)-proc(\d+)\.npz$")
 MARKER_RE = re.compile(r"^step(\d+)\.done$")
@@ -57,11 +56,6 @@ def marker_name(step: int) -> str:
 
 class StoreError(OSError):
     """A checkpoint store operation failed; the message names the store and the file."""
-
-
-def temporary_name(name: str) -> str:
-    """A hidden name no other writer (in any container, any pid) will pick for `name`."""
-    return f".{name}.tmp-{os.getpid()}-{secrets.token_hex(8)}"
 
 
 class Store(Protocol):
@@ -81,16 +75,9 @@ class LocalStore:
         return str(self.root)
 
     def write_atomic(self, name: str, data: bytes) -> None:
-        tmp = self.root / temporary_name(name)
         try:
-            self.root.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.root / name)
+            write_atomic(self.root / name, data)
         except OSError as exc:
-            tmp.unlink(missing_ok=True)
             raise StoreError(f"cannot write {self.root / name}: {exc}") from None
 
     def read(self, name: str) -> bytes:

@@ -22,9 +22,8 @@ from functools import lru_cache
 import numpy as np
 
 from scylla_singa.jobconf import job_pb2
-
-from .errors import SingaConfigError
 from .records import RecordFormatError, read_records
+from .runtime_errors import SingaConfigError
 
 CSV_BACKENDS = ("", "textfile")
 RECORD_BACKENDS = ("", "kvfile", "recordfile")

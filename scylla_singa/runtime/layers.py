@@ -30,7 +30,6 @@ from typing import ClassVar
 import numpy as np
 
 from scylla_singa.jobconf import job_pb2
-
 from .params import InitSpec, Param
 
 Shape = tuple[int, ...]

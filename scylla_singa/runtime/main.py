@@ -35,18 +35,19 @@ from dataclasses import dataclass  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from scylla_singa.contracts import ENV_JOB_ID, ENV_PROC_ID, ENV_PROGRESS_URL, ENV_TASK_ID  # noqa: E402
+from scylla_singa.contracts import ENV_WEBHDFS_URL  # noqa: E402
 from scylla_singa.jobconf import JobConfError  # noqa: E402
-
 from . import data as data_mod  # noqa: E402
-from .checkpoint import (CKPT_RE, MARKER_RE, LocalStore, Store, StoreError, WebHdfsStore,  # noqa: E402
-                         checkpoint_name, encode_checkpoint, load_slice, marker_name, open_store, resumable_steps)
-from .cluster import ClusterFile, load_cluster  # noqa: E402
-from .errors import EXIT_CONFIG, EXIT_OTHER, EXIT_PEER, SingaConfigError, PeerError  # noqa: E402
-from .events import (CheckpointWritten, Exit, Log, ProcReceived, ProcRunLocal, ProcStarted, ProcTick,  # noqa: E402
-                     Report, SendTo, WriteCheckpoint, WriteMarker)
+from .checkpoint import (CKPT_RE, LocalStore, MARKER_RE, Store, StoreError, WebHdfsStore, checkpoint_name,
+                         encode_checkpoint, load_slice, marker_name, open_store, resumable_steps)
+from .cluster_file import ClusterFile, load_cluster  # noqa: E402
+from .machine_events import (CheckpointWritten, Exit, Log, ProcReceived, ProcRunLocal, ProcStarted, ProcTick,
+                             Report, SendTo, WriteCheckpoint, WriteMarker)
 from .messages import Msg, proc_addr, server_addr, worker_addr  # noqa: E402
 from .process import ProcessConfig, ProcessMachine  # noqa: E402
-from .progress import ProgressSink  # noqa: E402
+from .progress_sink import ProgressSink  # noqa: E402
+from .runtime_errors import EXIT_CONFIG, EXIT_OTHER, EXIT_PEER, PeerError, SingaConfigError  # noqa: E402
 from .server import ServerMachine  # noqa: E402
 from .spec import TrainingSpec, load_spec  # noqa: E402
 from .updaters import init_state  # noqa: E402
@@ -107,7 +108,7 @@ class Setup:
 def prepare(args: argparse.Namespace) -> Setup:
     """Load and check everything this process needs. Raises JobConfError / SingaConfigError (exit 2)."""
     spec = load_spec(args.conf)
-    proc = args.procs_id if args.procs_id is not None else int(os.environ.get("SCYLLA_PROC_ID") or 0)
+    proc = args.procs_id if args.procs_id is not None else int(os.environ.get(ENV_PROC_ID) or 0)
     if not 0 <= proc < spec.nprocs:
         raise SingaConfigError(f"-procs_id {proc} is out of range: the job has {spec.nprocs} process(es), "
                                f"ids 0..{spec.nprocs - 1}")
@@ -118,7 +119,7 @@ def prepare(args: argparse.Namespace) -> Setup:
         raise SingaConfigError(f"the job has {spec.nprocs} processes (cluster section); give -cluster FILE "
                                "naming each process's host and port")
     workspace = args.workspace or spec.proto.cluster.workspace or "./workspace"
-    webhdfs, user = os.environ.get("SCYLLA_WEBHDFS_URL"), os.environ.get("HADOOP_USER_NAME")
+    webhdfs, user = os.environ.get(ENV_WEBHDFS_URL), os.environ.get("HADOOP_USER_NAME")
     store = open_store(workspace, webhdfs, user)
     resume_store, only_step = store, None
     if spec.proto.checkpoint_path:
@@ -130,7 +131,7 @@ def prepare(args: argparse.Namespace) -> Setup:
         steps = resumable_steps(resume_store, proc, writes_slices=True)
         if only_step is not None:
             steps = tuple(s for s in steps if s == only_step)
-    job_id = os.environ.get("SCYLLA_JOB_ID") or (cluster.job if cluster and cluster.job else spec.name)
+    job_id = os.environ.get(ENV_JOB_ID) or (cluster.job if cluster and cluster.job else spec.name)
     config = ProcessConfig(
         proc=proc, nprocs=spec.nprocs,
         peers={p.id: p.where for p in cluster.procs} if cluster else {},
@@ -318,7 +319,7 @@ def run(args: argparse.Namespace) -> int:
     where = f"listening on port {setup.cluster.procs[proc].port}" if transport else "single process"
     log(f"job {setup.job_id}: process {proc} of {spec.nprocs} hosts workers {list(me.workers)} and servers "
         f"{list(me.servers)}; {where}; workspace {setup.store.describe()}")
-    sink = ProgressSink(os.environ.get("SCYLLA_PROGRESS_URL"), task=os.environ.get("MESOS_TASK_ID"))
+    sink = ProgressSink(os.environ.get(ENV_PROGRESS_URL), task=os.environ.get(ENV_TASK_ID))
     machine = ProcessMachine(setup.config, owner, make)
     code = EXIT_OTHER
     try:

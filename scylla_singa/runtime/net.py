@@ -18,8 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from scylla_singa.jobconf import ParsedJob, job_pb2
-
-from .layers import INPUT_TYPES, LABELLED, InputLayer, Layer, create_layer
+from .layers import INPUT_TYPES, InputLayer, LABELLED, Layer, create_layer
 from .params import InitSpec, Param, ParamLayout, ParamSpec
 
 PHASE = job_pb2.Phase

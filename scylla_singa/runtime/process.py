@@ -38,10 +38,10 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .errors import EXIT_OK, EXIT_PEER
-from .events import (Begin, CheckpointWritten, Deliver, Exit, Finished, Log, ProcReceived, ProcRunLocal,
-                     ProcStarted, ProcTick, Report, SaveSlice, Send, SendTo, WriteCheckpoint, WriteMarker)
+from .machine_events import (Begin, CheckpointWritten, Deliver, Exit, Finished, Log, ProcReceived, ProcRunLocal,
+                             ProcStarted, ProcTick, Report, SaveSlice, Send, SendTo, WriteCheckpoint, WriteMarker)
 from .messages import Msg, proc_addr
+from .runtime_errors import EXIT_OK, EXIT_PEER
 
 PROCESS_KINDS = frozenset({"HEARTBEAT", "ABORT", "PROC_DONE", "CKPT_WRITTEN", "CKPT_COMMIT", "EXIT", "EXIT_ACK"})
 

@@ -39,9 +39,9 @@ from collections import deque
 
 import numpy as np
 
-from .errors import ProtocolError
-from .events import Begin, Deliver, Finished, SaveSlice, Send
+from .machine_events import Begin, Deliver, Finished, SaveSlice, Send
 from .messages import Msg, parse_addr, server_addr, worker_addr
+from .runtime_errors import ProtocolError
 from .spec import TrainingSpec
 from .updaters import State, init_state, update
 

@@ -22,12 +22,11 @@ from pathlib import Path
 from scylla_singa.jobconf import ClusterShape, JobConfError, ParsedJob, ProcessSpec, job_pb2, load_job, process_table
 from scylla_singa.jobconf.processes import ProcessLayoutError, server_group_of
 from scylla_singa.jobconf.validate import validate_job
-
+from .data import CSV_BACKENDS, RECORD_BACKENDS
 from .layers import INPUT_TYPES, LAYERS
 from .net import Model, build_model
-from .params import SUPPORTED_INITS, ParamLayout, slice_bounds
+from .params import ParamLayout, SUPPORTED_INITS, slice_bounds
 from .updaters import LRSchedule, UpdaterConfig, learning_rate
-from .data import CSV_BACKENDS, RECORD_BACKENDS
 
 LT = job_pb2.LayerType
 

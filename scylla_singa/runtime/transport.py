@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import zmq
 
-from .cluster import Peer
-from .errors import SingaConfigError
+from .cluster_file import Peer
 from .messages import Msg, decode, encode
+from .runtime_errors import SingaConfigError
 
 
 CONNECT_TIMEOUT_MS = 1000

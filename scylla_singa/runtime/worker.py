@@ -29,11 +29,12 @@ from collections.abc import Callable
 
 import numpy as np
 
+from scylla_singa.contracts import FINAL_PREFIX, PROGRESS_PREFIX
 from .data import BatchStream
-from .errors import ProtocolError
-from .events import Begin, Deliver, Finished, Report, Send
+from .machine_events import Begin, Deliver, Finished, Report, Send
 from .messages import Msg, server_addr, worker_addr
 from .net import Model
+from .runtime_errors import ProtocolError
 from .spec import TrainingSpec
 
 
@@ -132,7 +133,7 @@ class WorkerMachine:
             out.append(report)
             final.update(test_loss=report.payload["loss"], test_accuracy=report.payload["accuracy"])
         final["wall_s"] = round(self.clock() - self.started_at, 3)
-        return out + [Report("FINAL", final), Finished(self.addr)]
+        return out + [Report(FINAL_PREFIX, final), Finished(self.addr)]
 
     # ---- helpers
 
@@ -182,8 +183,8 @@ class WorkerMachine:
         w, now = self._window, self.clock()
         steps = max(w.steps, 1)
         rate = w.samples / max(now - w.t0, 1e-9)
-        report = Report("PROGRESS", self._payload("train", w.loss / steps, w.acc / steps if w.has_acc else None,
-                                                  rate))
+        report = Report(PROGRESS_PREFIX, self._payload("train", w.loss / steps,
+                                                       w.acc / steps if w.has_acc else None, rate))
         w.reset(now)
         return report
 
@@ -209,5 +210,5 @@ class WorkerMachine:
                 has_acc = True
             n += m.samples
         rate = n / max(self.clock() - t0, 1e-9)
-        return Report("PROGRESS", self._payload(phase, loss / n if has_loss else None, acc / n if has_acc else None,
-                                                rate))
+        return Report(PROGRESS_PREFIX, self._payload(phase, loss / n if has_loss else None,
+                                                     acc / n if has_acc else None, rate))

@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlencode
 
-from ..framework.model import Job, JobState
-from ..framework.progress import Summary
+from scylla_singa.framework.model import Job, JobState
+from scylla_singa.framework.progress_book import Summary
 from .prometheus import Metric
 
 PHASES = ("train", "test", "validate")

@@ -1,4 +1,4 @@
-"""The framework's job view and Prometheus endpoint, added to its ApiServer by `Session._add_ui_routes`.
+"""The framework's job view and Prometheus endpoint, added to its ApiServer through SessionWiring.ui_routes.
 
     GET /                    the job view (static/jobs.html + jobs.js, polls the two below)
     GET /ui/api/jobs         {"framework": {...}, "jobs": [job_model.job_row, ...]}
@@ -22,12 +22,11 @@ from typing import Any, Protocol
 import aiohttp
 from aiohttp import web
 
-from ..framework.model import Job, JobState
-from ..framework.progress import ProgressBook
-from ..framework.store import JobStore
+from scylla_singa.framework.model import Job, JobState
+from scylla_singa.framework.progress_book import ProgressBook
+from scylla_singa.framework.store import JobStore
 from . import assets
-from .agent_files import LogError, agent_url_from_state, parse_request, read_task_file
-from .agent_files import TIMEOUT as HTTP_TIMEOUT
+from .agent_files import LogError, TIMEOUT as HTTP_TIMEOUT, agent_url_from_state, parse_request, read_task_file
 from .job_model import RATE_WINDOW_S, framework_metrics, job_detail, job_row, steps_per_s
 from .prometheus import CONTENT_TYPE, render
 
@@ -141,7 +140,7 @@ class JobView:
 
 
 def routes(session: SessionLike) -> list[web.RouteDef]:
-    """The job view's routes for the framework's ApiServer (runner.Session._add_ui_routes)."""
+    """The job view's routes for the framework's ApiServer (given to the session as SessionWiring.ui_routes)."""
     view = JobView(session)
     return [web.get("/", view.index), web.get("/ui/api/jobs", view.jobs), web.get("/ui/api/jobs/{job}", view.job),
             web.get("/ui/log", view.log_page), web.get("/ui/api/log", view.log), web.get("/metrics", view.metrics),

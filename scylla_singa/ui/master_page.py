@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING
 import aiohttp
 from aiohttp import web
 
-from ..mesos.master_views import metrics_json, state_json
+from scylla_singa.mesos.master.operator_views import master_state_json, metrics_json
 from . import assets
 from .agent_files import LogError, parse_request, read_task_file
 from .master_view import cluster_metrics, cluster_view
 from .prometheus import CONTENT_TYPE, render
 
 if TYPE_CHECKING:
-    from ..mesos.master import Master
+    from scylla_singa.mesos.master.master_core import Master
 
 
 class MasterPage:
@@ -38,11 +38,11 @@ class MasterPage:
         return assets.page("master.html")
 
     async def state(self, request: web.Request) -> web.Response:
-        return web.json_response(cluster_view(state_json(self.m), metrics_json(self.m), time.time()),
+        return web.json_response(cluster_view(master_state_json(self.m), metrics_json(self.m), time.time()),
                                  headers={"Cache-Control": "no-store"})
 
     async def metrics(self, request: web.Request) -> web.Response:
-        text = render(cluster_metrics(state_json(self.m), metrics_json(self.m)))
+        text = render(cluster_metrics(master_state_json(self.m), metrics_json(self.m)))
         return web.Response(body=text.encode(), headers={"Content-Type": CONTENT_TYPE})
 
     async def log_page(self, request: web.Request) -> web.StreamResponse:
@@ -52,7 +52,7 @@ class MasterPage:
         """A chunk of a task's stdout/stderr; the agent is found in the master's own records."""
         try:
             agent_id, task_id, name, offset = parse_request(request.query)
-            agent = self.m.agents.get(agent_id)
+            agent = self.m.agent_registry.agents.get(agent_id)
             if agent is None:
                 raise LogError(404, f"no agent {agent_id} is registered")
             if not agent.port:

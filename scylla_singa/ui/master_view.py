@@ -20,12 +20,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlencode
 
+from scylla_singa.mesos.api.task_states import ACTIVE_TASK_STATES, ENDED_TASK_COUNTERS
 from .prometheus import Metric
 
 # Resources listed first, in this order; any other scalar an agent offers follows.
 MAIN_RESOURCES = ("cpus", "mem", "disk", "gpus")
-ACTIVE_TASK_STATES = ("TASK_STAGING", "TASK_STARTING", "TASK_RUNNING", "TASK_KILLING", "TASK_UNREACHABLE")
-TERMINAL_COUNTERS = ("finished", "failed", "killed", "lost", "error", "dropped", "gone", "unknown")
 # A page with 10,000 agents is no use to a person and slow to poll: lists are capped, counts are not.
 MAX_AGENTS = 200
 MAX_TASKS = 200
@@ -164,7 +163,7 @@ def task_rows(state: Mapping[str, Any], limit: int = MAX_TASKS) -> list[dict[str
 
 def _task_counts(metrics: Mapping[str, float]) -> dict[str, int]:
     out = {s: int(metrics.get(f"master/tasks_{s[5:].lower()}", 0)) for s in ACTIVE_TASK_STATES}
-    out.update({f"TASK_{s.upper()}": int(metrics.get(f"master/tasks_{s}", 0)) for s in TERMINAL_COUNTERS})
+    out.update({f"TASK_{s.upper()}": int(metrics.get(f"master/tasks_{s}", 0)) for s in ENDED_TASK_COUNTERS})
     return out
 
 

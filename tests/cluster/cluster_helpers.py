@@ -1,12 +1,8 @@
-"""Helpers shared by the cluster tests (a module of its own: conftest is not importable by name)."""
+"""Helpers shared by the cluster tests: the cluster's health, checkpoints, recovery times, test clusters."""
 
 from __future__ import annotations
 
-import json
-import os
 import random
-import subprocess
-import sys
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -22,8 +18,7 @@ from scylla_singa.cluster.config import ClusterConfig
 from scylla_singa.cluster.discover import leftovers
 from scylla_singa.cluster.state import ClusterInfo, State
 from scylla_singa.framework.store import JobStore
-
-from tests.waiting import wait_for
+from tests.support.scylla_cli import ScyllaCli
 
 
 def node_client(info: ClusterInfo, index: int) -> docker.DockerClient:
@@ -71,105 +66,6 @@ def job_conf(tmp: Path, train_steps: int, checkpoint_freq: int | None = None, ba
     return path
 
 
-def last_json(text: str) -> dict:
-    lines = [line for line in text.splitlines() if line.startswith("{")]
-    assert lines, f"no JSON line in the output: {text[-2000:]}"
-    return json.loads(lines[-1])
-
-
-class ClusterCli:
-    """`scylla-singa` as a subprocess against the cluster, with the cluster's SCYLLA_HOME (so volume
-    delivery mounts from where the agents allow, and the framework store is the cluster's).
-
-    Remembers the jobs it submitted; `cleanup` removes their containers from every node engine and
-    their networks from the host engine, also when a test fails.
-    """
-
-    def __init__(self, config: ClusterConfig, info: ClusterInfo, host: docker.DockerClient, tmp: Path) -> None:
-        self.config, self.info, self.host, self.tmp = config, info, host, tmp
-        self.env = {**os.environ, "SCYLLA_HOME": config.home, "PYTHONUNBUFFERED": "1"}
-        self.procs: list[subprocess.Popen] = []
-        self.known = set(self.job_ids())
-        self._n = 0
-
-    def _argv(self, args: tuple[str, ...]) -> list[str]:
-        return [sys.executable, "-m", "scylla_singa", *args]
-
-    def run(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-        out = subprocess.run(self._argv(args), cwd=REPO, env=self.env, capture_output=True, text=True,
-                             timeout=timeout)
-        return out
-
-    def start(self, *args: str) -> subprocess.Popen:
-        """Start in the background; stdout and stderr go to files (`output(p)` reads them)."""
-        self._n += 1
-        out, err = self.tmp / f"cli{self._n}.out", self.tmp / f"cli{self._n}.err"
-        p = subprocess.Popen(self._argv(args), cwd=REPO, env=self.env, stdout=open(out, "w"),
-                             stderr=open(err, "w"), text=True)
-        p.files = (out, err)  # type: ignore[attr-defined]
-        self.procs.append(p)
-        return p
-
-    @staticmethod
-    def output(p: subprocess.Popen) -> tuple[str, str]:
-        return tuple(f.read_text() for f in p.files)  # type: ignore[attr-defined,return-value]
-
-    def finish(self, p: subprocess.Popen, timeout: float = 300) -> dict:
-        """Wait for a started `run --json`/`resume --json`; its JSON line (asserting exit 0)."""
-        p.wait(timeout)
-        out, err = self.output(p)
-        assert p.returncode == 0, f"exit {p.returncode}: {err[-3000:]}"
-        return last_json(out)
-
-    def store(self) -> JobStore:
-        return JobStore(Path(self.config.home) / "framework.sqlite")
-
-    def job_ids(self) -> list[str]:
-        return [j for j, *_ in self.store().jobs()]
-
-    def new_job(self, timeout: float = 60) -> str:
-        """The id of the first job submitted since this helper was made (waits for it)."""
-        return wait_for(lambda: [j for j in self.job_ids() if j not in self.known], timeout,
-                        "a job to be submitted")[0]
-
-    def node(self, name: str) -> docker.DockerClient:
-        spec = next(n for n in self.info.nodes if n.name == name)
-        return docker.DockerClient(base_url=spec.docker_host, timeout=60)
-
-    def containers(self, job_id: str, running: bool = False) -> dict[str, list]:
-        """The job's containers on each node engine that answers (node name -> containers)."""
-        out = {}
-        for n in self.info.nodes:
-            try:
-                out[n.name] = self.node(n.name).containers.list(ignore_removed=True, all=not running,
-                                                                filters={"label": f"scylla.job={job_id}"})
-            except (docker.errors.DockerException, requests.RequestException):
-                out[n.name] = []
-        return out
-
-    def networks(self, job_id: str) -> list:
-        return self.host.networks.list(filters={"label": f"scylla.job={job_id}"})
-
-    def assert_nothing_left(self, job_id: str, timeout: float = 60) -> None:
-        wait_for(lambda: not any(self.containers(job_id).values()) and not self.networks(job_id), timeout,
-                 f"{job_id}'s containers and network to be gone")
-
-    def cleanup(self) -> None:
-        for p in self.procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait(30)
-        for job_id in set(self.job_ids()) - self.known:
-            for containers in self.containers(job_id).values():
-                for c in containers:
-                    c.remove(force=True)
-            for net in self.networks(job_id):
-                try:
-                    net.remove()
-                except docker.errors.APIError:
-                    pass
-
-
 def leader(state: State) -> str:
     """"ip:5050" of the master leading now (its znode is the lowest)."""
     name = faults.leading_master(state)
@@ -206,9 +102,9 @@ def cluster_is_healthy(state: State, host: docker.DockerClient) -> str:
     return ""
 
 
-def volume_checkpoints(cli: "ClusterCli", job: str) -> list[int]:
+def volume_checkpoints(cli: ScyllaCli, job: str) -> list[int]:
     """The complete checkpoint steps of a volume-delivered job, after verifying every file (see below)."""
-    where = Path(cli.config.home) / "jobs" / job / "workspace" / "checkpoint"
+    where = cli.home / "jobs" / job / "workspace" / "checkpoint"
     names = [p.name for p in where.iterdir()] if where.is_dir() else []
     return verify_checkpoints(names, lambda n: (where / n).read_bytes())
 

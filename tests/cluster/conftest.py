@@ -35,20 +35,14 @@ import pytest
 from pytest_docker.plugin import Services, get_docker_services
 
 from scylla_singa.cluster.config import ClusterConfig
-from scylla_singa.cluster.lifecycle import down, up
 from scylla_singa.cluster.state import ClusterInfo, State, load
-
-from cluster_helpers import (RECOVERIES, ClusterCli, assert_clean, cluster_is_healthy, free_subnet_pair,
-                             unique_prefix)
-from tests.waiting import wait_for
+from scylla_singa.cluster.up_down import down, up
+from scylla_singa.common.waiting import wait_until
+from tests.support.scylla_cli import ScyllaCli
+from .cluster_helpers import RECOVERIES, assert_clean, cluster_is_healthy, free_subnet_pair, unique_prefix
 
 REPO = Path(__file__).resolve().parent.parent.parent
 HERE = str(Path(__file__).resolve().parent)
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "cluster: builds network namespaces and Docker engines (root; slow)")
-    config.addinivalue_line("markers", "disruptive: injects a fault into the shared cluster (runs last)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -171,9 +165,10 @@ def cluster_state(cluster: ClusterInfo, cluster_config: ClusterConfig) -> State:
 
 @pytest.fixture
 def cli(cluster: ClusterInfo, cluster_config: ClusterConfig, host_engine: docker.DockerClient,
-        tmp_path: Path) -> Iterator[ClusterCli]:
-    """`scylla-singa` against the session's cluster; its jobs' containers and networks removed at the end."""
-    c = ClusterCli(cluster_config, cluster, host_engine, tmp_path)
+        tmp_path: Path) -> Iterator[ScyllaCli]:
+    """`scylla-singa` against the session's cluster (its SCYLLA_HOME, its node engines); its jobs'
+    containers and networks removed at the end."""
+    c = ScyllaCli(Path(cluster_config.home), host_engine, tmp_path, {n.name: n.docker_host for n in cluster.nodes})
     try:
         yield c
     finally:
@@ -184,21 +179,12 @@ def cli(cluster: ClusterInfo, cluster_config: ClusterConfig, host_engine: docker
 def healthy_cluster(cluster_state: State, host_engine: docker.DockerClient) -> Iterator[State]:
     """For fault tests: the cluster is whole before the test, and whole again after it (each test
     undoes its fault; this checks it did, so the next test starts from a working cluster)."""
-    def whole() -> bool:
-        return not cluster_is_healthy(load(cluster_state.config.state_file), host_engine)
-
     def why() -> str:
         return cluster_is_healthy(load(cluster_state.config.state_file), host_engine)
 
-    try:
-        wait_for(whole, 90, "the cluster to be whole before the test")
-    except AssertionError:
-        raise AssertionError(f"the cluster is not whole before the test: {why()}") from None
+    wait_until(lambda: not why(), 90, "the cluster to be whole before the test", explain=why)
     yield cluster_state
-    try:
-        wait_for(whole, 90, "the cluster to be whole again")
-    except AssertionError:
-        raise AssertionError(f"the cluster is not whole after the test: {why()}") from None
+    wait_until(lambda: not why(), 90, "the cluster to be whole again after the test", explain=why)
 
 
 @pytest.fixture

@@ -13,11 +13,10 @@ from scylla_singa.cluster import engines
 from scylla_singa.cluster.config import ClusterConfig
 from scylla_singa.cluster.discover import leftovers
 from scylla_singa.cluster.kinds import KINDS, Kind
-from scylla_singa.cluster.lifecycle import UpError, down, up
-from scylla_singa.cluster.sh import wait_for
 from scylla_singa.cluster.state import load
-
-from cluster_helpers import assert_clean, node_client
+from scylla_singa.cluster.up_down import UpError, down, up
+from scylla_singa.common.waiting import wait_until
+from .cluster_helpers import assert_clean, node_client
 
 QUIET = lambda _: None  # noqa: E731
 
@@ -99,7 +98,7 @@ def test_down_after_up_was_killed_half_way(own_cluster, host_engine) -> None:
                              "--image", "scylla-tiny:latest"], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
-        wait_for(lambda: _recorded(cfg, "engine") or proc.poll() is not None, 60, "an engine in the state file")
+        wait_until(lambda: _recorded(cfg, "engine") or proc.poll() is not None, 60, "an engine in the state file")
     finally:
         proc.kill()
         proc.wait()
@@ -141,7 +140,7 @@ def test_a_cut_off_node_is_unreachable_until_reconnected_and_a_killed_host_is_cl
         assert not _reachable(node1.address) and _reachable(node2.address)
     finally:
         faults.reconnect(state, node1.name)
-    wait_for(lambda: _reachable(node1.address), 10, "node1 back after reconnect")
+    wait_until(lambda: _reachable(node1.address), 10, "node1 back after reconnect")
     node_client(info, 1).containers.run("scylla-tiny:latest", ["sleep", "600"], detach=True)
     faults.kill_host(state, node2.name)
     assert not engines.answers(cfg.node_specs()[1].socket)

@@ -11,8 +11,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from scylla_singa.cluster.state import ClusterInfo
-
-from cluster_helpers import node_client
+from .cluster_helpers import node_client
 
 # A WebHDFS write and read with busybox only: CREATE answers 307 with the
 # DataNode's address, where the bytes go; OPEN is read through wget, which

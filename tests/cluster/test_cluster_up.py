@@ -11,10 +11,9 @@ import docker
 
 from scylla_singa.cluster.config import ClusterConfig
 from scylla_singa.cluster.crossnode import run_cross_node_check
-from scylla_singa.cluster.lifecycle import up
 from scylla_singa.cluster.state import ClusterInfo, local_cluster
-
-from cluster_helpers import master_state, node_client
+from scylla_singa.cluster.up_down import up
+from .cluster_helpers import master_state, node_client
 
 
 def test_each_node_engine_answers_in_its_namespace_as_a_swarm_worker(cluster: ClusterInfo,
@@ -83,7 +82,7 @@ def test_up_again_with_the_same_config_keeps_the_cluster(cluster: ClusterInfo,
 
 
 def test_each_node_drops_traffic_from_its_gwbridge_to_job_overlays(cluster: ClusterInfo) -> None:
-    from scylla_singa.swarm import ISOLATION_RULE
+    from scylla_singa.swarm.overlays import ISOLATION_RULE
     for node in cluster.nodes:
         check = subprocess.run(["nsenter", f"--net=/var/run/netns/{node.name}", "iptables", "-C", *ISOLATION_RULE],
                                capture_output=True, text=True)

@@ -19,10 +19,10 @@ from kazoo.client import KazooClient
 
 from scylla_singa.cluster import faults
 from scylla_singa.cluster.state import ClusterInfo, State
-from scylla_singa.mesos.leader import parse_zk_url
-
-from cluster_helpers import ClusterCli, job_conf, record_recovery, volume_checkpoints
-from tests.waiting import wait_for
+from scylla_singa.common.waiting import wait_until
+from scylla_singa.mesos.api.leader_znodes import parse_zk_url
+from tests.support.scylla_cli import ScyllaCli
+from .cluster_helpers import job_conf, record_recovery, volume_checkpoints
 
 pytestmark = pytest.mark.disruptive
 
@@ -48,7 +48,7 @@ def _subscribe_answer(master: str) -> requests.Response:
 
 
 def test_the_standby_takes_over_from_a_killed_leader_and_the_job_goes_on(
-        cli: ClusterCli, cluster: ClusterInfo, healthy_cluster: State, tmp_path, request) -> None:
+        cli: ScyllaCli, cluster: ClusterInfo, healthy_cluster: State, tmp_path, request) -> None:
     state = healthy_cluster
     znodes = _znodes(cluster)
     assert len(znodes) == 2 and all(n.startswith("json.info_") for n in znodes)
@@ -61,12 +61,12 @@ def test_the_standby_takes_over_from_a_killed_leader_and_the_job_goes_on(
 
     p = cli.start("run", "--json", "--master", cluster.zk, str(job_conf(tmp_path, 24000, 2000)))
     job = cli.new_job()
-    wait_for(lambda: cli.store().progress(job), 120, "training progress")
+    wait_until(lambda: cli.store().progress(job), 120, "training progress")
     fid = next(f for j, _, f, _ in cli.store().jobs() if j == job)
     killed = time.monotonic()
     faults.kill_process(state, old)
     try:
-        wait_for(lambda: faults.leading_master(state) == standby, 60, "the standby to lead")
+        wait_until(lambda: faults.leading_master(state) == standby, 60, "the standby to lead")
         elected = time.monotonic() - killed
         new = _endpoint(state, standby)
 
@@ -76,13 +76,13 @@ def test_the_standby_takes_over_from_a_killed_leader_and_the_job_goes_on(
             agents = [a for a in s["slaves"] if a["active"]]
             running = [t for t in (fw or {}).get("tasks", []) if t["state"] == "TASK_RUNNING"]
             return len(agents) == len(cluster.nodes) and len(running) == 3
-        wait_for(back, 60, "the agents to re-register and the framework to re-subscribe with running tasks")
+        wait_until(back, 60, "the agents to re-register and the framework to re-subscribe with running tasks")
         recovered = time.monotonic() - killed
-        assert p.poll() is None and [c.status for cs in cli.containers(job).values() for c in cs] == ["running"] * 3
+        assert p.poll() is None and [c.status for c in cli.containers(job)] == ["running"] * 3
     finally:
         faults.restart_process(state, old)
     # The old leader comes back as the standby, sending schedulers to the new one.
-    wait_for(lambda: _subscribe_answer(_endpoint(state, old)).status_code == 307, 30, "the old leader to stand by")
+    wait_until(lambda: _subscribe_answer(_endpoint(state, old)).status_code == 307, 30, "the old leader to stand by")
     assert _subscribe_answer(_endpoint(state, old)).headers["Location"].startswith(f"//{new}/")
 
     out = cli.finish(p)

@@ -28,24 +28,24 @@ from hdfs.util import HdfsError
 
 from scylla_singa.cluster import faults
 from scylla_singa.cluster.state import ClusterInfo, State
-
-from cluster_helpers import (ClusterCli, first, job_conf, job_times, master_state, record_recovery,
-                             verify_checkpoints, volume_checkpoints)
-from tests.waiting import wait_for
+from scylla_singa.common.waiting import wait_until
+from tests.support.scylla_cli import ScyllaCli
+from .cluster_helpers import (first, job_conf, job_times, master_state, record_recovery, verify_checkpoints,
+                              volume_checkpoints)
 
 pytestmark = pytest.mark.disruptive
 
 
-def _host_of(cli: ClusterCli, job: str, proc: int) -> str:
+def _host_of(cli: ScyllaCli, job: str, proc: int) -> str:
     return next(t.hostname for t in cli.store().load(job).tasks.values() if t.proc == proc)
 
 
-def _training(cli: ClusterCli, job: str, since: float) -> set[int]:
+def _training(cli: ScyllaCli, job: str, since: float) -> set[int]:
     """The processes that reported training progress since `since`."""
     return {p["proc"] for p in cli.store().progress(job, limit=100000) if p["at"] >= since and p["phase"] == "train"}
 
 
-def _resumed_from_a_checkpoint(cli: ClusterCli, job: str, since: float) -> int:
+def _resumed_from_a_checkpoint(cli: ScyllaCli, job: str, since: float) -> int:
     """The first step the restarted gang reported: past 0, so it went on from a checkpoint."""
     steps = [p["step"] for p in cli.store().progress(job, limit=100000) if p["at"] >= since and p["phase"] == "train"]
     assert steps, "no progress from the restarted gang"
@@ -53,11 +53,11 @@ def _resumed_from_a_checkpoint(cli: ClusterCli, job: str, since: float) -> int:
 
 
 def test_a_dead_docker_engine_restarts_the_gang_on_the_other_hosts(
-        cli: ClusterCli, cluster: ClusterInfo, healthy_cluster: State, tmp_path, request) -> None:
+        cli: ScyllaCli, cluster: ClusterInfo, healthy_cluster: State, tmp_path, request) -> None:
     state = healthy_cluster
     p = cli.start("run", "--json", "--master", cluster.zk, str(job_conf(tmp_path, 12000)))
     job = cli.new_job()
-    wait_for(lambda: volume_checkpoints(cli, job), 120, "a complete checkpoint")
+    wait_until(lambda: volume_checkpoints(cli, job), 120, "a complete checkpoint")
     victim = _host_of(cli, job, 0)  # process 0 writes the checkpoints: it resumes elsewhere
 
     def agent() -> dict:
@@ -65,17 +65,17 @@ def test_a_dead_docker_engine_restarts_the_gang_on_the_other_hosts(
     killed_at = time.time()
     faults.kill_engine(state, victim)
     try:
-        wait_for(lambda: agent()["deactivated"], 30, f"{victim}'s agent to stop offering")
-        record = wait_for(lambda: (r := cli.store().load(job)).attempt >= 2 and r.state.value == "RUNNING" and r,
-                          120, "the gang running again")
+        wait_until(lambda: agent()["deactivated"], 30, f"{victim}'s agent to stop offering")
+        record = wait_until(lambda: (r := cli.store().load(job)).attempt >= 2 and r.state.value == "RUNNING" and r,
+                            120, "the gang running again")
         assert victim not in {t.hostname for t in record.tasks.values()}
         assert "REASON_EXECUTOR_TERMINATED" in record.restart_reasons[0] and victim in record.restart_reasons[0]
         running = first(job_times(cli.store(), job), "RUNNING", killed_at)
-        wait_for(lambda: len(_training(cli, job, running)) == 3, 120, "every process training again")
+        wait_until(lambda: len(_training(cli, job, running)) == 3, 120, "every process training again")
         training = time.time() - killed_at
     finally:
         faults.restart_engine(state, victim)
-    wait_for(lambda: not agent()["deactivated"], 30, f"{victim}'s agent to offer again")
+    wait_until(lambda: not agent()["deactivated"], 30, f"{victim}'s agent to offer again")
     out = cli.finish(p)
     assert out["state"] == "FINISHED" and out["test_accuracy"] >= 0.90 and out["restarts"] == 1, out
     history = job_times(cli.store(), job)
@@ -90,22 +90,22 @@ def test_a_dead_docker_engine_restarts_the_gang_on_the_other_hosts(
 
 
 def test_a_cut_off_host_is_unreachable_and_its_stale_containers_die_when_it_returns(
-        cli: ClusterCli, cluster: ClusterInfo, healthy_cluster: State, tmp_path, request) -> None:
+        cli: ScyllaCli, cluster: ClusterInfo, healthy_cluster: State, tmp_path, request) -> None:
     state = healthy_cluster
     p = cli.start("run", "--json", "--master", cluster.zk, str(job_conf(tmp_path, 20000)))
     job = cli.new_job()
-    wait_for(lambda: volume_checkpoints(cli, job), 120, "a complete checkpoint")
+    wait_until(lambda: volume_checkpoints(cli, job), 120, "a complete checkpoint")
     # Not process 0's host: cut off, it could still write checkpoints into the volume all hosts
     # of this one machine share (a real partition would need fencing of the shared store).
     victim = _host_of(cli, job, 1)
-    engine = cli.node(victim)
+    engine = cli.engine(victim)
     stale = {c.id for c in engine.containers.list(ignore_removed=True, filters={"label": f"scylla.job={job}"})}
     assert len(stale) == 1
     cut_at = time.time()
     faults.cut_off(state, victim)
     try:
-        record = wait_for(lambda: (r := cli.store().load(job)).attempt >= 2 and r.state.value == "RUNNING" and r,
-                          120, "the gang running again")
+        record = wait_until(lambda: (r := cli.store().load(job)).attempt >= 2 and r.state.value == "RUNNING" and r,
+                            120, "the gang running again")
         assert "unreachable" in record.restart_reasons[0] and victim in record.restart_reasons[0]
         assert victim not in {a["hostname"] for a in master_state(state)["slaves"]}
         assert {c.id for c in engine.containers.list(ignore_removed=True,
@@ -115,14 +115,14 @@ def test_a_cut_off_host_is_unreachable_and_its_stale_containers_die_when_it_retu
         # its peer to that address then waits out a TCP connect timeout, over a minute: see
         # docs/faults.md.)
         running = first(job_times(cli.store(), job), "RUNNING", cut_at)
-        wait_for(lambda: len(_training(cli, job, running)) == 3, 120, "every process training again")
+        wait_until(lambda: len(_training(cli, job, running)) == 3, 120, "every process training again")
         training = time.time() - cut_at
     finally:
         faults.reconnect(state, victim)
     back_at = time.monotonic()
-    wait_for(lambda: not engine.containers.list(ignore_removed=True, all=True,
-                                                filters={"label": f"scylla.job={job}"}), 60,
-             f"the stale container on {victim} to be killed")
+    wait_until(lambda: not engine.containers.list(ignore_removed=True, all=True,
+                                                  filters={"label": f"scylla.job={job}"}), 60,
+               f"the stale container on {victim} to be killed")
     stale_gone = time.monotonic() - back_at
     out = cli.finish(p)
     assert out["state"] == "FINISHED" and out["test_accuracy"] >= 0.90 and out["restarts"] == 1, out
@@ -141,17 +141,17 @@ def test_a_cut_off_host_is_unreachable_and_its_stale_containers_die_when_it_retu
 
 
 def test_a_killed_framework_is_resumed_and_its_tasks_go_on(
-        cli: ClusterCli, cluster: ClusterInfo, healthy_cluster: State, tmp_path, request) -> None:
+        cli: ScyllaCli, cluster: ClusterInfo, healthy_cluster: State, tmp_path, request) -> None:
     p = cli.start("run", "--json", "--master", cluster.zk, str(job_conf(tmp_path, 12000)))
     job = cli.new_job()
-    wait_for(lambda: cli.store().progress(job), 120, "training progress")
-    before = {c.id for cs in cli.containers(job, running=True).values() for c in cs}
+    wait_until(lambda: cli.store().progress(job), 120, "training progress")
+    before = {c.id for c in cli.containers(job, running=True)}
     p.kill()
     p.wait(30)
     killed = time.monotonic()
-    assert {c.id for cs in cli.containers(job, running=True).values() for c in cs} == before  # tasks go on
+    assert {c.id for c in cli.containers(job, running=True)} == before  # tasks go on
     again = cli.start("resume", "--json", "--master", cluster.zk, job)
-    wait_for(lambda: "resumed framework" in cli.output(again)[1], 60, "the framework to re-subscribe")
+    wait_until(lambda: "resumed framework" in cli.output(again)[1], 60, "the framework to re-subscribe")
     resubscribed = time.monotonic() - killed
     out = cli.finish(again)
     assert out["state"] == "FINISHED" and out["test_accuracy"] >= 0.90 and out["restarts"] == 0, out
@@ -162,7 +162,7 @@ def test_a_killed_framework_is_resumed_and_its_tasks_go_on(
 
 
 def test_a_restarted_namenode_interrupts_checkpoints_not_training(
-        cli: ClusterCli, cluster: ClusterInfo, healthy_cluster: State, host_engine: docker.DockerClient,
+        cli: ScyllaCli, cluster: ClusterInfo, healthy_cluster: State, host_engine: docker.DockerClient,
         tmp_path, request) -> None:
     state = healthy_cluster
     client = hdfs.InsecureClient(cluster.webhdfs, user="test", timeout=30)
@@ -180,12 +180,12 @@ def test_a_restarted_namenode_interrupts_checkpoints_not_training(
     p = cli.start("run", "--json", "--master", cluster.zk, "--deliver", "hdfs", "--hdfs", cluster.webhdfs,
                   str(job_conf(tmp_path, 60000, 1000)))
     job = cli.new_job()
-    wait_for(lambda: complete(job), 120, "a complete checkpoint in HDFS")
+    wait_until(lambda: complete(job), 120, "a complete checkpoint in HDFS")
     had = complete(job)
     restarted = time.monotonic()
     faults.restart_service(state, host_engine, "hdfs")
     healthy = time.monotonic() - restarted
-    wait_for(lambda: complete(job) - had or p.poll() is not None, 120, "a checkpoint after the restart")
+    wait_until(lambda: complete(job) - had or p.poll() is not None, 120, "a checkpoint after the restart")
     if not complete(job) - had:
         out, err = cli.output(p)
         steps = max((s["step"] for s in cli.store().progress(job, limit=100000)), default=None)

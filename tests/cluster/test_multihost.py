@@ -17,11 +17,11 @@ import hdfs
 
 from scylla_singa.cluster.state import ClusterInfo
 from scylla_singa.framework.mesos_http import MesosHttp
+from tests.support.scylla_cli import ScyllaCli, last_json
+from .cluster_helpers import HOGWILD, leader, verify_checkpoints
 
-from cluster_helpers import HOGWILD, ClusterCli, last_json, leader, verify_checkpoints
 
-
-def _run(cli: ClusterCli, cluster: ClusterInfo, *args: str, master: bool = True) -> dict:
+def _run(cli: ScyllaCli, cluster: ClusterInfo, *args: str, master: bool = True) -> dict:
     r = cli.run("run", "--json", *(("--master", cluster.master) if master else ()), *args, str(HOGWILD))
     assert r.returncode == 0, r.stderr[-3000:]
     if not master:  # `run` found the running cluster by itself (its SCYLLA_HOME is the cluster's)
@@ -31,19 +31,19 @@ def _run(cli: ClusterCli, cluster: ClusterInfo, *args: str, master: bool = True)
     return out
 
 
-def test_spread_puts_hogwild_on_all_three_hosts_and_it_trains_across_them(cli: ClusterCli,
+def test_spread_puts_hogwild_on_all_three_hosts_and_it_trains_across_them(cli: ScyllaCli,
                                                                            cluster: ClusterInfo) -> None:
     out = _run(cli, cluster, "--policy", "spread")
     hosts = [p["agent"] for p in out["procs"]]
     assert sorted(hosts) == sorted(n.name for n in cluster.nodes), out  # one process per host
     assert all(p["state"] == "TASK_FINISHED" for p in out["procs"])
     cli.assert_nothing_left(out["job"])
-    where = Path(cli.config.home) / "jobs" / out["job"] / "workspace" / "checkpoint"
+    where = cli.home / "jobs" / out["job"] / "workspace" / "checkpoint"
     assert verify_checkpoints([p.name for p in where.iterdir()], lambda n: (where / n).read_bytes()) == \
         [200, 400, 600]
 
 
-def test_pack_with_room_on_a_host_uses_fewer_hosts(cli: ClusterCli, cluster: ClusterInfo) -> None:
+def test_pack_with_room_on_a_host_uses_fewer_hosts(cli: ScyllaCli, cluster: ClusterInfo) -> None:
     out = _run(cli, cluster, "--policy", "pack", master=False)
     hosts = {p["agent"] for p in out["procs"]}
     assert len(out["procs"]) == 3 and len(hosts) == 2, out  # 2 CPUs each: two fit on one 4-CPU host
@@ -51,7 +51,7 @@ def test_pack_with_room_on_a_host_uses_fewer_hosts(cli: ClusterCli, cluster: Clu
 
 
 def test_hdfs_delivery_fetches_the_job_files_into_each_sandbox_and_checkpoints_into_hdfs(
-        cli: ClusterCli, cluster: ClusterInfo, cluster_state) -> None:
+        cli: ScyllaCli, cluster: ClusterInfo, cluster_state) -> None:
     out = _run(cli, cluster, "--deliver", "hdfs", "--hdfs", cluster.webhdfs)
     job = out["job"]
     record = cli.store().load(job)

@@ -18,7 +18,8 @@ import docker
 import docker.errors
 import pytest
 
-from scylla_singa.swarm import JOB_LABEL, MANAGED_LABEL, ensure_swarm
+from scylla_singa.contracts import JOB_LABEL, MANAGED_LABEL
+from scylla_singa.swarm.overlays import ensure_swarm
 
 
 @pytest.fixture(scope="session")

@@ -7,9 +7,9 @@ import uuid
 import docker
 import pytest
 
-from scylla_singa.overlay_check import OverlayCheckError, run_overlay_check
-from scylla_singa.swarm import (JOB_LABEL, create_job_network, ensure_swarm, job_network_name,
-                                remove_job_network, swarm_state)
+from scylla_singa.contracts import JOB_LABEL, job_network_name
+from scylla_singa.swarm.overlay_check import OverlayCheckError, run_overlay_check
+from scylla_singa.swarm.overlays import create_job_network, ensure_swarm, remove_job_network, swarm_state
 
 TINY = "scylla-tiny:latest"
 
@@ -72,7 +72,7 @@ def test_networks_of_two_jobs_are_separate(docker_client, swarm_manager) -> None
 def test_job_networks_come_from_the_pool_behind_the_isolation_rule(docker_client, swarm_manager) -> None:
     import subprocess
 
-    from scylla_singa.swarm import ISOLATION_RULE, JOB_POOL
+    from scylla_singa.swarm.overlays import ISOLATION_RULE, JOB_POOL
 
     job = _job()
     net = create_job_network(docker_client, job)

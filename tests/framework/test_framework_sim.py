@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
+from scylla_singa.common.waiting import wait_until
 from scylla_singa.framework.model import JobState
-
-from tests.waiting import wait_for
-
-from .conftest import make_spec
+from .harness import make_spec
 
 DOWNPOUR = "examples/frameworks/downpour.conf"  # 6 processes of 1 cpu
 GPU_CONF = "tests/unit/confs/v03-convnet.conf"   # gpu: 0 -> every process asks for 1 gpu
@@ -25,13 +23,13 @@ def test_gang_waits_until_offers_from_trickling_agents_fit_it_all(cluster_factor
     for i in (1, 2):
         h.mesos.stop_agent(i, kill=True)
     h.shell.submit(make_spec("gang-1", DOWNPOUR, command="sleep 30"))
-    wait_for(lambda: "0/1 agents can host" in _reason(h, "gang-1"), what="the job to wait")
+    wait_until(lambda: "0/1 agents can host" in _reason(h, "gang-1"), 30, "the job to wait")
     assert h.shell.job("gang-1").tasks == {}
     h.mesos.start_agent(1)
-    wait_for(lambda: "0/2 agents can host" in _reason(h, "gang-1"), what="two agents' offers")
+    wait_until(lambda: "0/2 agents can host" in _reason(h, "gang-1"), 30, "two agents' offers")
     assert h.shell.job("gang-1").state is JobState.WAITING
     h.mesos.start_agent(2)
-    job = wait_for(lambda: (j := h.shell.job("gang-1")).state is JobState.RUNNING and j, what="the gang to run")
+    job = wait_until(lambda: (j := h.shell.job("gang-1")).state is JobState.RUNNING and j, 30, "the gang to run")
     assert len(job.tasks) == 6 and len({t.agent_id for t in job.tasks.values()}) == 3
     h.shell.kill("gang-1")
     assert h.shell.ended["gang-1"].wait(20)
@@ -80,8 +78,8 @@ def test_two_jobs_run_at_once_from_one_framework(cluster_factory) -> None:
     h = cluster_factory(["cpus:2;mem:4096", "cpus:2;mem:4096"])
     h.shell.submit(make_spec("two-a", command="sleep 2"))
     h.shell.submit(make_spec("two-b", command="sleep 2"))
-    wait_for(lambda: all(h.shell.job(j) and h.shell.job(j).state is JobState.RUNNING for j in ("two-a", "two-b")),
-             what="both jobs running at once")
+    wait_until(lambda: all(h.shell.job(j) and h.shell.job(j).state is JobState.RUNNING for j in ("two-a", "two-b")),
+               30, "both jobs running at once")
     assert h.shell.ended["two-a"].wait(20) and h.shell.ended["two-b"].wait(20)
     assert {h.shell.job(j).state for j in ("two-a", "two-b")} == {JobState.FINISHED}
 
@@ -92,7 +90,7 @@ def test_malformed_events_from_the_driver_never_stop_the_framework(cluster_facto
     h.shell.resourceOffers(h.shell.driver, [{"not": "an offer"}])
     h.shell.statusUpdate(h.shell.driver, {"state": "TASK_RUNNING"})  # no task_id
     h.shell.offerRescinded(h.shell.driver, {})
-    wait_for(lambda: sum("handling" in r.getMessage() or "queueing" in r.getMessage() for r in caplog.records) >= 3,
-             what="the three bad events to be logged")
+    wait_until(lambda: sum("handling" in r.getMessage() or "queueing" in r.getMessage() for r in caplog.records) >= 3,
+               30, "the three bad events to be logged")
     job = h.run(make_spec("after-bad-1"))  # the same framework still schedules and follows jobs
     assert job.state is JobState.FINISHED

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 import requests
 
+from scylla_singa.mesos.api.recordio import Decoder
 from scylla_singa.mesos.embedded import EmbeddedMesos
-from scylla_singa.mesos.recordio import Decoder
-from scylla_singa.mesos.testing import TestFramework
+from tests.support.mesos_framework import TestFramework
 
 
 @pytest.fixture(autouse=True)

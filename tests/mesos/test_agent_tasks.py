@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from scylla_singa.mesos.testing import task_info
-from tests.waiting import wait_for
+from scylla_singa.common.waiting import wait_until
+from tests.support.mesos_framework import task_info
 
 
 @pytest.fixture
@@ -171,7 +171,7 @@ def test_a_process_task_that_ignores_sigterm_is_killed_after_its_grace_period(cl
     f.launch(offer, [task])
     f.wait_state(tid, "TASK_RUNNING")
     sandbox = Path(_sandbox(m.agent_addresses[0], tid))
-    pids = wait_for(lambda: _written_pids(sandbox), 10, "the task to write its pids", interval=0.05)
+    pids = wait_until(lambda: _written_pids(sandbox), 10, "the task to write its pids", interval_s=0.05)
     assert all(_running(p) for p in pids)
     killed_at = time.monotonic()
     f.driver.killTask(task["task_id"])
@@ -180,4 +180,4 @@ def test_a_process_task_that_ignores_sigterm_is_killed_after_its_grace_period(cl
     assert waited >= grace - 0.2, f"TASK_KILLED after {waited:.2f}s: SIGKILL came before the grace period"
     assert f.sched.states(tid)[-1] == "TASK_KILLED" and "TASK_FAILED" not in f.sched.states(tid)
     assert status["agent_id"] == offer["agent_id"]
-    wait_for(lambda: not any(_running(p) for p in pids), 5, "the task's processes to be gone", interval=0.05)
+    wait_until(lambda: not any(_running(p) for p in pids), 5, "the task's processes to be gone", interval_s=0.05)

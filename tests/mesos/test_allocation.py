@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from scylla_singa.mesos.testing import task_info
+from tests.support.mesos_framework import task_info
 
 TASKS = {"A": (1.0, 4096.0), "B": (3.0, 1024.0)}
 

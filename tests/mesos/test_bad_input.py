@@ -6,7 +6,7 @@ import requests
 
 import pytest
 
-from scylla_singa.mesos.testing import scalar, task_info
+from tests.support.mesos_framework import scalar, task_info
 
 API = "/api/v1/scheduler"
 

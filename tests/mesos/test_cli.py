@@ -5,23 +5,20 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import time
 
 import requests
 
+from scylla_singa.common.waiting import wait_until
 
-def _wait(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while True:
+
+def _unless_unreachable(predicate):
+    """`predicate`, answering None while the master does not answer yet."""
+    def attempt():
         try:
-            got = predicate()
-            if got:
-                return got
+            return predicate()
         except requests.RequestException:
-            pass
-        if time.monotonic() > deadline:
-            raise TimeoutError(what)
-        time.sleep(0.1)
+            return None
+    return attempt
 
 
 def test_master_and_a_simulated_fleet_from_the_command_line(tmp_path) -> None:
@@ -35,8 +32,9 @@ def test_master_and_a_simulated_fleet_from_the_command_line(tmp_path) -> None:
         address = re.search(r"listening on (\S+)", line).group(1)
         agents = subprocess.Popen(cli + ["agent", "--master", address, "--simulate", "--count", "50",
                                          "--resources", "cpus:2;mem:1024"], stderr=subprocess.DEVNULL)
-        snap = _wait(lambda: (s := requests.get(f"http://{address}/metrics/snapshot", timeout=5).json())
-                     ["master/slaves_active"] == 50 and s, 20, "50 simulated agents")
+        snapshot = _unless_unreachable(lambda: requests.get(f"http://{address}/metrics/snapshot", timeout=5).json())
+        snap = wait_until(lambda: (s := snapshot()) and s["master/slaves_active"] == 50 and s, 20,
+                          "50 simulated agents")
         assert snap["master/cpus_total"] == 100
     finally:
         for p in (agents, master):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import requests
 
-from scylla_singa.mesos.testing import TestFramework, task_info
+from tests.support.mesos_framework import TestFramework, task_info
 
 
 def _get(m, path: str, **kw) -> requests.Response:
@@ -103,3 +103,15 @@ def test_restarted_master_accepts_an_old_framework_id_after_the_framework_stoppe
         assert fw["failover_timeout"] == 60
     finally:
         again.stop()
+
+
+def test_the_master_serves_pages_only_when_its_composer_adds_them(cluster) -> None:
+    """The master knows nothing of the web UI: the command line (or a test) adds its routes."""
+    from scylla_singa.ui import master_page
+
+    bare = cluster(1)
+    assert _get(bare, "/").status_code == 404 and _get(bare, "/metrics").status_code == 404
+    assert _get(bare, "/metrics/snapshot").status_code == 200           # Mesos's own endpoints stay
+    with_ui = cluster(1, master_routes=[master_page.routes])
+    assert _get(with_ui, "/").status_code == 200
+    assert _get(with_ui, "/metrics").text.startswith("# HELP scylla_master_")

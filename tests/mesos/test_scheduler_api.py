@@ -10,11 +10,11 @@ import urllib.request
 import pytest
 import requests
 
-from scylla_singa.mesos.agent_core import AgentCore
-from scylla_singa.mesos.lifecycle import TERMINAL
-from scylla_singa.mesos.runner import AgentTask
-from scylla_singa.mesos.testing import TestFramework, scalar, task_info
-from tests.waiting import wait_for
+from scylla_singa.common.waiting import wait_until
+from scylla_singa.mesos.agent.agent_core import AgentCore
+from scylla_singa.mesos.agent.task_runner import AgentTask
+from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
+from tests.support.mesos_framework import TestFramework, scalar, task_info
 
 
 def _state(master: str) -> dict:
@@ -106,7 +106,7 @@ def _allocation_runs(master: str) -> int:
 def _wait_allocation_rounds(master: str, n: int, timeout: float = 10.0) -> None:
     """Return once the master has run `n` more allocation rounds than now (a round is when offers are made)."""
     target = _allocation_runs(master) + n
-    wait_for(lambda: _allocation_runs(master) >= target, timeout, f"{n} more allocation rounds", interval=0.05)
+    wait_until(lambda: _allocation_runs(master) >= target, timeout, f"{n} more allocation rounds", interval_s=0.05)
 
 
 def test_unused_part_of_an_accept_is_declined_with_the_default_five_seconds(cluster, framework) -> None:
@@ -170,10 +170,8 @@ def test_disconnected_framework_keeps_tasks_until_its_failover_timeout(cluster, 
     f1.launch(offer, [task])
     f1.wait_state(task["task_id"]["value"], "TASK_RUNNING")
     f1.stop(teardown=False)
-    deadline = time.monotonic() + 10
-    while any(x["id"] == f1.id for x in _state(m.master_address)["frameworks"]):
-        assert time.monotonic() < deadline, "framework never removed after its failover timeout"
-        time.sleep(0.1)
+    wait_until(lambda: not any(x["id"] == f1.id for x in _state(m.master_address)["frameworks"]), 10,
+               "the framework to be removed after its failover timeout")
     assert not m.agents[0].core.tasks or all(t.state == "TASK_KILLED" for t in m.agents[0].core.tasks.values())
     done = _state(m.master_address)["completed_frameworks"]
     assert [t["state"] for t in done[-1]["completed_tasks"]] == ["TASK_KILLED"]
@@ -190,8 +188,8 @@ def test_teardown_kills_the_frameworks_tasks(cluster, framework) -> None:
     core = m.agents[0].core
     key = (f.id, task["task_id"]["value"])
     # Not just "gone from the agent's task table": the state the agent's task actually reached.
-    ended = wait_for(lambda: (t := _agent_task(core, key)) is not None and t.state in TERMINAL and t, 10,
-                     "the task to end on the agent", interval=0.05)
+    ended = wait_until(lambda: (t := _agent_task(core, key)) is not None and t.state in TERMINAL_TASK_STATES and t, 10,
+                       "the task to end on the agent", interval_s=0.05)
     assert ended.state == "TASK_KILLED"
     assert ended.last_status["state"] == "TASK_KILLED"
     done = next(x for x in _state(m.master_address)["completed_frameworks"] if x["id"] == f.id)

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from scylla_singa.jobconf import JobConfError, load_job, parse_job_text
-from scylla_singa.jobconf import job_pb2
+from scylla_singa.jobconf import JobConfError, job_pb2, load_job, parse_job_text
 from scylla_singa.jobconf.plan import plan_job
 from scylla_singa.jobconf.validate import validate_job
 

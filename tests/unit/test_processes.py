@@ -6,8 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scylla_singa.jobconf.processes import (ClusterShape, ProcessLayoutError, process_table,
-                                             server_group_of)
+from scylla_singa.jobconf.processes import ClusterShape, ProcessLayoutError, process_table, server_group_of
 
 
 def table(**kw) -> list[tuple[list, list]]:

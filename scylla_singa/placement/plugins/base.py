@@ -15,9 +15,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from ...jobconf.plan import ProcessPlan
-from ..snapshot import Cycle
-from ..status import OK, Status
+from scylla_singa.jobconf.plan import ProcessPlan
+from scylla_singa.placement.fit_status import OK, Status
+from scylla_singa.placement.snapshot import Cycle
 
 
 class FilterPlugin(ABC):

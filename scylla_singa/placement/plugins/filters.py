@@ -8,10 +8,10 @@ from typing import ClassVar, Mapping
 
 import numpy as np
 
-from ...jobconf.plan import ProcessPlan
-from ..resources import EPSILON, Resources, describe_shortfall
-from ..snapshot import AttrValue, Cycle, demand_of
-from ..status import OK, Status, unresolvable
+from scylla_singa.jobconf.plan import ProcessPlan
+from scylla_singa.placement.fit_status import OK, Status, unresolvable
+from scylla_singa.placement.resource_vector import EPSILON, describe_shortfall
+from scylla_singa.placement.snapshot import AttrValue, Cycle, demand_of
 from .base import FilterPlugin
 
 
@@ -176,4 +176,4 @@ def short_resource(shortfalls: list[dict[str, tuple[float, float]]]) -> str | No
 
 
 __all__ = ["ResourcesFit", "Singa11Cpus", "MaxProcsPerAgent", "AttributeConstraint", "HostnameConstraint",
-           "Bandwidth", "Resources", "short_resource"]
+           "Bandwidth", "short_resource"]

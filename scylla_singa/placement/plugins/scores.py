@@ -7,8 +7,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from ...jobconf.plan import ProcessPlan
-from ..snapshot import Cycle, demand_of
+from scylla_singa.jobconf.plan import ProcessPlan
+from scylla_singa.placement.snapshot import Cycle, demand_of
 from .base import ScorePlugin
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from scylla_singa.framework.model import proc_hostname
-
-from .conftest import REPO, assert_nothing_left, wait_for
+from scylla_singa.common.waiting import wait_until
+from scylla_singa.contracts import proc_hostname
+from tests.support.scylla_cli import REPO
 
 PROBE = """
 import socket, sys
@@ -34,12 +34,12 @@ def test_a_container_cannot_reach_another_jobs_processes(scylla, tmp_path) -> No
                         .replace('name: "digits-hogwild"', f'name: "{name}"').replace("train_steps: 600", "train_steps: 100000"))
         confs.append(str(conf))
     p = scylla.start("run", "--agent-resources", "cpus:16;mem:8192", *confs)
-    jobs = wait_for(lambda: len(ids := scylla.job_ids()) == 2 and ids, 60, "both jobs submitted")
+    jobs = wait_until(lambda: len(ids := scylla.job_ids()) == 2 and ids, 60, "both jobs submitted")
     a, b = sorted(jobs)
     for job in (a, b):
-        wait_for(lambda job=job: len([c for c in scylla.containers(job) if c.status == "running"]) == 3, 180,
-                 f"{job}'s three containers")
-        wait_for(lambda job=job: scylla.store().progress(job), 180, f"{job} training")
+        wait_until(lambda job=job: len([c for c in scylla.containers(job) if c.status == "running"]) == 3, 180,
+                   f"{job}'s three containers")
+        wait_until(lambda job=job: scylla.store().progress(job), 180, f"{job} training")
     mine = scylla.containers(a)[0]
     b_ip = scylla.containers(b)[0].attrs["NetworkSettings"]["Networks"]
     b_ip = next(iter(b_ip.values()))["IPAddress"]
@@ -54,4 +54,4 @@ def test_a_container_cannot_reach_another_jobs_processes(scylla, tmp_path) -> No
     assert p.returncode == 1  # killed jobs are not a success
     for job in (a, b):
         assert scylla.store().load(job).state.value == "KILLED"
-        assert_nothing_left(scylla, job)
+        scylla.assert_nothing_left(job)

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from .conftest import REPO, assert_nothing_left, last_json
+from tests.support.scylla_cli import REPO, last_json
 
 
 def _no_jobs_left(scylla) -> None:
@@ -53,7 +53,7 @@ def test_missing_image_fails_once_with_the_reason_and_no_retry_storm(scylla) -> 
     out = last_json(r.stdout)
     assert out["state"] == "FAILED" and out["restarts"] == 0
     assert "scylla-no-such-image" in r.stderr
-    assert_nothing_left(scylla, out["job"])
+    scylla.assert_nothing_left(out["job"])
 
 
 def test_a_process_that_exits_on_bad_configuration_fails_the_job_with_its_last_log_lines(scylla, tmp_path) -> None:
@@ -67,4 +67,4 @@ def test_a_process_that_exits_on_bad_configuration_fails_the_job_with_its_last_l
     assert out["state"] == "FAILED" and out["restarts"] == 0, out
     # The process's own last stderr line, read from its sandbox, is shown under the failure.
     assert 'layer "data": store_conf.path /data/digits/missing-train.csv does not exist' in r.stderr, r.stderr
-    assert_nothing_left(scylla, out["job"])
+    scylla.assert_nothing_left(out["job"])

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import signal
 
-from .conftest import REPO, assert_nothing_left, last_json, wait_for
+from scylla_singa.common.waiting import wait_until
+from tests.support.scylla_cli import REPO, last_json
 
 
 def test_the_example_trains_above_90_percent_and_leaves_nothing(scylla) -> None:
@@ -15,7 +16,7 @@ def test_the_example_trains_above_90_percent_and_leaves_nothing(scylla) -> None:
     assert out["state"] == "FINISHED" and out["test_accuracy"] >= 0.90, out
     assert out["steps"] == 600 and out["restarts"] == 0
     assert [p["id"] for p in out["procs"]] == [0] and out["procs"][0]["state"] == "TASK_FINISHED"
-    assert_nothing_left(scylla, out["job"])
+    scylla.assert_nothing_left(out["job"])
     assert (scylla.home / "jobs" / out["job"] / "workspace").is_dir()  # checkpoints are kept
 
 
@@ -25,7 +26,7 @@ def test_downpour_trains_across_six_containers_on_its_overlay(scylla) -> None:
     out = last_json(r.stdout)
     assert out["state"] == "FINISHED" and out["test_accuracy"] >= 0.90, out
     assert sorted(p["id"] for p in out["procs"]) == list(range(6))
-    assert_nothing_left(scylla, out["job"])
+    scylla.assert_nothing_left(out["job"])
 
 
 def test_a_killed_container_restarts_the_gang_which_still_finishes(scylla, tmp_path) -> None:
@@ -33,15 +34,16 @@ def test_a_killed_container_restarts_the_gang_which_still_finishes(scylla, tmp_p
     conf.write_text((REPO / "examples/frameworks/hogwild.conf").read_text()
                     .replace("train_steps: 600", "train_steps: 3000"))
     p = scylla.start("run", "--json", "--agent-resources", "cpus:8;mem:8192", str(conf))
-    job = wait_for(lambda: scylla.job_ids(), 60, "the job to be submitted")[0]
+    job = wait_until(lambda: scylla.job_ids(), 60, "the job to be submitted")[0]
     checkpoints = scylla.home / "jobs" / job / "workspace" / "checkpoint"
     # Two complete checkpoints: worker groups are asynchronous, and when the second is marked none
     # of the old gang can still be reporting steps before the first.
-    marked = wait_for(lambda: (m := sorted(int(f.name[4:-5]) for f in checkpoints.glob("step*.done")))[1:] and m,
-                      180, "two complete checkpoints")
-    victim = wait_for(lambda: [c for c in scylla.containers(job) if c.status == "running"], 60, "a container")[0]
+    marked = wait_until(lambda: (m := sorted(int(f.name[4:-5]) for f in checkpoints.glob("step*.done")))[1:] and m,
+                        180, "two complete checkpoints")
+    victim = wait_until(lambda: [c for c in scylla.containers(job) if c.status == "running"], 60, "a container")[0]
     victim.kill()
-    out, err = p.communicate(timeout=600)
+    p.wait(600)
+    out, err = scylla.output(p)
     assert p.returncode == 0, err[-3000:]
     result = last_json(out)
     assert result["state"] == "FINISHED" and result["restarts"] >= 1 and result["test_accuracy"] >= 0.90, result
@@ -50,7 +52,7 @@ def test_a_killed_container_restarts_the_gang_which_still_finishes(scylla, tmp_p
     new_gang = [s["step"] for s in scylla.store().progress(job, limit=100000)
                 if (s["task"] or "").endswith(".a2") and s["phase"] == "train"]
     assert new_gang and min(new_gang) > marked[0], (marked, sorted(new_gang)[:5])
-    assert_nothing_left(scylla, job)
+    scylla.assert_nothing_left(job)
 
 
 def test_killing_the_framework_and_resuming_reconciles_without_duplicates(scylla, tmp_path, docker_client) -> None:
@@ -62,8 +64,8 @@ def test_killing_the_framework_and_resuming_reconciles_without_duplicates(scylla
     with EmbeddedMesos([AgentSpec(resources="cpus:8;mem:8192")], docker_client=docker_client,
                        allowed_host_paths=[scylla.home / "jobs"]) as mesos:
         p = scylla.start("run", "--json", "--master", mesos.master_address, str(conf))
-        job = wait_for(lambda: scylla.job_ids(), 60, "the job to be submitted")[0]
-        wait_for(lambda: scylla.store().progress(job), 180, "training progress")
+        job = wait_until(lambda: scylla.job_ids(), 60, "the job to be submitted")[0]
+        wait_until(lambda: scylla.store().progress(job), 180, "training progress")
         before = {c.id for c in scylla.containers(job)}
         p.send_signal(signal.SIGKILL)
         p.wait(30)
@@ -89,4 +91,4 @@ def test_killing_the_framework_and_resuming_reconciles_without_duplicates(scylla
         assert missing.returncode != 0 and "has no task for process 7" in missing.stderr
         record = scylla.store().load(job)
         assert record.attempt == 1  # nothing was launched twice
-        assert_nothing_left(scylla, job)
+        scylla.assert_nothing_left(job)

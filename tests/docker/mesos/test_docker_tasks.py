@@ -10,10 +10,10 @@ import docker
 import pytest
 import requests
 
+from scylla_singa.common.waiting import wait_until
 from scylla_singa.mesos.embedded import EmbeddedMesos
-from scylla_singa.mesos.testing import TestFramework, task_info
-from scylla_singa.swarm import create_job_network, remove_job_network
-from tests.waiting import wait_for
+from scylla_singa.swarm.overlays import create_job_network, remove_job_network
+from tests.support.mesos_framework import TestFramework, task_info
 
 TINY = "scylla-tiny:latest"
 
@@ -188,7 +188,7 @@ def test_agent_restart_recovers_a_running_container(mesos, fw, docker_client) ->
         state = requests.get(f"http://{mesos.master_address}/master/state", timeout=10).json()
         tasks = [t for f in state["frameworks"] for t in f["tasks"] if t["id"] == tid]
         return [t["state"] for t in tasks] == ["TASK_RUNNING"] and all(a["active"] for a in state["slaves"])
-    wait_for(recovered, 30, "the restarted agent to re-register with its task running")
+    wait_until(recovered, 30, "the restarted agent to re-register with its task running")
     assert [c.id for c in _containers(docker_client, tid)] == [container.id]  # adopted, not launched again
     fw.driver.killTask(task["task_id"])
     fw.wait_state(tid, "TASK_KILLED", timeout=30)

@@ -7,7 +7,6 @@ import json
 import re
 import shutil
 import tempfile
-import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +14,9 @@ from pathlib import Path
 import docker
 import docker.errors
 
-from scylla_singa.swarm import JOB_LABEL, MANAGED_LABEL, create_job_network, remove_job_network
+from scylla_singa.common.waiting import wait_until
+from scylla_singa.contracts import JOB_LABEL, MANAGED_LABEL
+from scylla_singa.swarm.overlays import create_job_network, remove_job_network
 
 IMAGE = "singa:latest"
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
@@ -93,24 +94,20 @@ class ContainerJob:
         return self.containers[k].logs(stdout=not stderr, stderr=stderr).decode(errors="replace")
 
     def wait(self, timeout_s: float, only: list[int] | None = None) -> dict[int, int]:
-        """Exit codes of the containers (all, or `only`), once each has exited; AssertionError at the deadline."""
-        deadline = time.monotonic() + timeout_s
+        """Exit codes of the containers (all, or `only`), once each has exited; WaitTimeout at the deadline."""
         codes: dict[int, int] = {}
         wanted = only if only is not None else list(self.containers)
-        while len(codes) < len(wanted):
-            for k in wanted:
-                if k in codes:
-                    continue
+
+        def all_exited() -> bool:
+            for k in set(wanted) - set(codes):
                 c = self.containers[k]
                 c.reload()
                 if c.status in ("exited", "dead"):
                     codes[k] = c.attrs["State"]["ExitCode"]
-            if len(codes) < len(wanted):
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"containers still running after {timeout_s}s: "
-                                         f"{sorted(set(wanted) - set(codes))}; logs of proc 0:\n"
-                                         f"{self.logs(0, stderr=True)[-2000:]}")
-                time.sleep(0.2)
+            return len(codes) == len(wanted)
+        wait_until(all_exited, timeout_s, f"containers {wanted} to exit", interval_s=0.2,
+                   explain=lambda: f"{sorted(set(wanted) - set(codes))} still running; logs of proc 0:\n"
+                                   f"{self.logs(0, stderr=True)[-2000:]}")
         return codes
 
     def close(self) -> None:
@@ -130,18 +127,16 @@ def run_to_completion(client: docker.DockerClient, cmd: list[str], job: str, vol
     c = client.containers.create(IMAGE, cmd, labels=labels(job), volumes=volumes or {}, user=user)
     try:
         c.start()
-        deadline = time.monotonic() + timeout_s
-        while True:
-            c.reload()
-            if c.status in ("exited", "dead"):
-                break
-            if time.monotonic() > deadline:
-                raise AssertionError(f"container {cmd} still running after {timeout_s}s")
-            time.sleep(0.1)
+        wait_until(lambda: _exited(c), timeout_s, f"container {cmd} to exit")
         return (c.attrs["State"]["ExitCode"], c.logs(stdout=True, stderr=False).decode(),
                 c.logs(stdout=False, stderr=True).decode())
     finally:
         c.remove(force=True)
+
+
+def _exited(c) -> bool:
+    c.reload()
+    return c.status in ("exited", "dead")
 
 
 def ensure_image(client: docker.DockerClient) -> None:

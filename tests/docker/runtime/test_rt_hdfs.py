@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import shutil
-import time
 
 import docker.errors
 import pytest
 
-from rt_docker import ensure_image, example_conf, labels, new_job_id, reports, shared_dir
-from scylla_singa.swarm import create_job_network, remove_containers, remove_job_network
+from scylla_singa.common.waiting import wait_until
+from scylla_singa.swarm.overlays import create_job_network, remove_containers, remove_job_network
+from .rt_docker import ensure_image, example_conf, labels, new_job_id, reports, shared_dir
 
 HDFS_IMAGE = "scylla-hdfs:latest"
 
@@ -30,14 +30,11 @@ def hdfs_job(docker_client, swarm_manager):
         hdfs = docker_client.containers.run(HDFS_IMAGE, name=host, hostname=host, network=net.name,
                                             labels=labels(job), detach=True)
         made.append(hdfs)
-        deadline = time.monotonic() + 120
-        while True:
+        def healthy() -> bool:
             hdfs.reload()
-            health = hdfs.attrs["State"].get("Health", {}).get("Status")
-            if health == "healthy":
-                break
-            assert hdfs.status == "running" and time.monotonic() < deadline, (health, hdfs.logs()[-2000:])
-            time.sleep(0.5)
+            assert hdfs.status == "running", hdfs.logs()[-2000:]
+            return hdfs.attrs["State"].get("Health", {}).get("Status") == "healthy"
+        wait_until(healthy, 120, "HDFS to be healthy", interval_s=0.5, explain=lambda: hdfs.logs()[-2000:].decode())
         yield job, net, host, made
     finally:
         remove_containers(made)

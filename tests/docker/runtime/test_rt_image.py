@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from rt_docker import EXAMPLES, IMAGE, ensure_image, new_job_id, reports, run_to_completion, shared_dir
+from .rt_docker import EXAMPLES, IMAGE, ensure_image, new_job_id, reports, run_to_completion, shared_dir
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from rt_docker import ContainerJob, ensure_image, example_conf, reports, shared_dir
+from scylla_singa.common.waiting import wait_until
+from .rt_docker import ContainerJob, ensure_image, example_conf, reports, shared_dir
 
 FRAMEWORKS = {"sandblaster": 5, "allreduce": 3, "downpour": 6, "hogwild": 3}
 
@@ -46,10 +47,8 @@ def test_a_killed_peer_makes_the_others_exit_nonzero_within_the_timeout(docker_c
     job = ContainerJob(docker_client, conf, 5, env={"SCYLLA_PEER_TIMEOUT": "5"})
     container_jobs.append(job)
     job.start()
-    deadline = time.monotonic() + 60
-    while not any(p["step"] >= 100 for p in reports(job.logs(0), "PROGRESS")):
-        assert time.monotonic() < deadline, job.logs(0, stderr=True)
-        time.sleep(0.2)
+    wait_until(lambda: any(p["step"] >= 100 for p in reports(job.logs(0), "PROGRESS")), 60, "step 100",
+               interval_s=0.2, explain=lambda: job.logs(0, stderr=True))
     job.containers[3].kill()
     killed = time.monotonic()
     codes = job.wait(5 + 15, only=[0, 1, 2, 4])
@@ -67,10 +66,8 @@ def test_killed_after_a_checkpoint_and_resumed_ends_in_the_same_band(docker_clie
         container_jobs.append(first)
         first.start()
         ckpt = workspace / "checkpoint"
-        deadline = time.monotonic() + 60
-        while not list(ckpt.glob("step*.done")):
-            assert time.monotonic() < deadline, first.logs(0, stderr=True)
-            time.sleep(0.05)
+        wait_until(lambda: list(ckpt.glob("step*.done")), 60, "a complete checkpoint", interval_s=0.05,
+                   explain=lambda: first.logs(0, stderr=True))
         for c in first.containers.values():
             c.kill()
         first.close()

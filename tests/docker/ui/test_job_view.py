@@ -20,14 +20,13 @@ import pytest
 import requests
 from playwright.sync_api import expect
 
+from scylla_singa.common.waiting import wait_until
 from scylla_singa.mesos.embedded import AgentSpec, EmbeddedMesos
+from scylla_singa.ui import master_page
 from scylla_singa.ui.prometheus import CONTENT_TYPE
-
-from tests.docker.framework.conftest import CLI, REPO, Scylla
-from tests.unit.ui.prom_parser import parse
-from tests.waiting import wait_for
-
-from .conftest import screenshot
+from tests.support.prometheus_text import parse_exposition
+from tests.support.scylla_cli import REPO, ScyllaCli
+from .screenshots import screenshot
 
 AGENT = AgentSpec(resources="cpus:4;mem:4096")   # hostnames agent-0 and agent-1
 HOSTS = {"agent-0", "agent-1"}
@@ -37,7 +36,7 @@ HOSTS_RE = re.compile(r"^agent-[01]$")
 @dataclass
 class RunningJob:
     mesos: EmbeddedMesos
-    scylla: Scylla
+    scylla: ScyllaCli
     job_id: str
     view: str          # the framework's job view, http://127.0.0.1:PORT
     proc: subprocess.Popen
@@ -68,19 +67,17 @@ def _stop(p: subprocess.Popen) -> None:
 @pytest.fixture(scope="module")
 def running_job(tmp_path_factory, docker_client, swarm_manager) -> Iterator[RunningJob]:
     tmp = tmp_path_factory.mktemp("ui-job")
-    s = Scylla(tmp / "home", docker_client)
+    s = ScyllaCli(tmp / "home", docker_client, tmp)
     (tmp / "home").mkdir()
-    mesos = EmbeddedMesos([AGENT, AGENT], docker_client=docker_client, allowed_host_paths=[s.home / "jobs"])
+    mesos = EmbeddedMesos([AGENT, AGENT], docker_client=docker_client, allowed_host_paths=[s.home / "jobs"],
+                          master_routes=[master_page.routes])
     mesos.start()
     p = None
     try:
-        with open(tmp / "run.out", "w") as out, open(tmp / "run.err", "w") as err:
-            p = subprocess.Popen(CLI + ["run", "--master", mesos.master_address, str(_long_conf(tmp))], cwd=REPO,
-                                 env=s.env, stdout=out, stderr=err, text=True)
-        s.procs.append(p)
-        job_id = wait_for(s.job_ids, 60, "the job to be submitted")[0]
+        p = s.start("run", "--master", mesos.master_address, str(_long_conf(tmp)))
+        job_id = wait_until(s.job_ids, 60, "the job to be submitted")[0]
         fid = next(f for j, _, f, _ in s.store().jobs() if j == job_id)
-        view = wait_for(lambda: s.store().get_meta(f"api:{fid}"), 30, "the job view's address")
+        view = wait_until(lambda: s.store().get_meta(f"api:{fid}"), 30, "the job view's address")
         yield RunningJob(mesos, s, job_id, view, p)
     finally:
         if p is not None:
@@ -93,7 +90,7 @@ def _wait_running(job: RunningJob) -> dict:
     def running() -> dict | None:
         d = requests.get(f"{job.view}/ui/api/jobs/{job.job_id}", timeout=10).json()
         return d if d["state"] == "RUNNING" and d["curves"]["train"] else None
-    return wait_for(running, 120, "the job to run and report progress", interval=0.5)
+    return wait_until(running, 120, "the job to run and report progress", interval_s=0.5)
 
 
 def _points(tab) -> int:
@@ -159,14 +156,14 @@ def test_prometheus_can_scrape_both(running_job) -> None:
     _wait_running(running_job)
     resp = requests.get(f"{running_job.view}/metrics", timeout=10)
     assert resp.status_code == 200 and resp.headers["Content-Type"] == CONTENT_TYPE
-    fw = parse(resp.text)
+    fw = parse_exposition(resp.text)
     assert fw["scylla_framework_jobs"].value(state="RUNNING") == 1
     assert fw["scylla_framework_job_step"].value(job=running_job.job_id) > 0
     assert fw["scylla_framework_job_loss"].value(job=running_job.job_id) > 0
     assert fw["scylla_framework_job_restarts_total"].value(job=running_job.job_id) == 0
-    wait_for(lambda: parse(requests.get(f"{running_job.view}/metrics", timeout=10).text)
-             ["scylla_framework_job_steps_per_second"].value(job=running_job.job_id) > 0, 30, "a training rate")
-    master = parse(requests.get(f"{running_job.master}/metrics", timeout=10).text)
+    wait_until(lambda: parse_exposition(requests.get(f"{running_job.view}/metrics", timeout=10).text)
+               ["scylla_framework_job_steps_per_second"].value(job=running_job.job_id) > 0, 30, "a training rate")
+    master = parse_exposition(requests.get(f"{running_job.master}/metrics", timeout=10).text)
     assert master["scylla_master_tasks"].value(state="TASK_RUNNING") == 6
     assert master["scylla_master_resources_used"].value(resource="cpus") == 6
     (share,) = [v for _, v in master["scylla_master_framework_dominant_share"].values()]

@@ -9,10 +9,10 @@ import requests
 from playwright.sync_api import expect
 
 from scylla_singa.mesos.embedded import AgentSpec, EmbeddedMesos
-from scylla_singa.mesos.testing import TestFramework, task_info
+from scylla_singa.ui import master_page
 from scylla_singa.ui.prometheus import CONTENT_TYPE
-
-from tests.unit.ui.prom_parser import parse
+from tests.support.mesos_framework import TestFramework, task_info
+from tests.support.prometheus_text import parse_exposition
 
 AGENTS = [AgentSpec(hostname="node-a", attributes="rack:r1", resources="cpus:4;mem:8192;disk:10240"),
           AgentSpec(hostname="node-b", attributes="rack:r2", resources="cpus:4;mem:8192;disk:10240")]
@@ -20,7 +20,8 @@ AGENTS = [AgentSpec(hostname="node-a", attributes="rack:r1", resources="cpus:4;m
 
 @pytest.fixture
 def mesos(tmp_path) -> Iterator[EmbeddedMesos]:
-    with EmbeddedMesos(AGENTS, use_docker=False, work_dir=tmp_path / "mesos", allocation_interval=0.2) as m:
+    with EmbeddedMesos(AGENTS, use_docker=False, work_dir=tmp_path / "mesos", allocation_interval=0.2,
+                       master_routes=[master_page.routes]) as m:
         yield m
 
 
@@ -68,7 +69,7 @@ def test_metrics_are_served_as_prometheus_text_next_to_the_snapshot(mesos, frame
     base = f"http://{mesos.master_address}"
     resp = requests.get(f"{base}/metrics", timeout=10)
     assert resp.status_code == 200 and resp.headers["Content-Type"] == CONTENT_TYPE
-    fams = parse(resp.text)
+    fams = parse_exposition(resp.text)
     assert fams["scylla_master_agents"].value(state="reachable") == 2
     assert fams["scylla_master_resources_total"].value(resource="cpus") == 8
     assert fams["scylla_master_resources_used"].value(resource="cpus") == 1

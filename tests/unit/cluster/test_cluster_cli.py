@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from scylla_singa.cluster import cli as cluster_cli
+from scylla_singa.cli import cluster_commands as cluster_cli
 from scylla_singa.cluster.config import ClusterConfig
-from scylla_singa.cluster.plan import plan
+from scylla_singa.cluster.resource_plan import plan
 
 
 @pytest.fixture

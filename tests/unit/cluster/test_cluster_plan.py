@@ -7,7 +7,7 @@ import pytest
 from scylla_singa.cluster.config import ClusterConfig
 from scylla_singa.cluster.engines import dockerd_argv
 from scylla_singa.cluster.launcher import argv_for
-from scylla_singa.cluster.plan import Resource, plan
+from scylla_singa.cluster.resource_plan import Resource, plan
 
 
 def _index(steps: list[Resource], name: str) -> int:

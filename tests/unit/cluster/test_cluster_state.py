@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from scylla_singa.cluster.config import ClusterConfig
-from scylla_singa.cluster.plan import plan
+from scylla_singa.cluster.resource_plan import plan
 from scylla_singa.cluster.state import Entry, State, info, load, local_cluster, save, state_path
 
 

@@ -6,8 +6,9 @@ import itertools
 from pathlib import Path
 from typing import Any
 
-from scylla_singa.framework.events import JobPrepared, SubmitJob
-from scylla_singa.framework.model import Artifacts, JobSpec
+from scylla_singa.delivery.job_files import Artifacts
+from scylla_singa.framework.core_events import JobPrepared, SubmitJob
+from scylla_singa.framework.model import JobSpec
 
 REPO = Path(__file__).resolve().parents[3]
 _ids = itertools.count(1)

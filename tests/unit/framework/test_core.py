@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from scylla_singa.framework import events as ev
+from scylla_singa.contracts import task_id
+from scylla_singa.framework import core_events as ev
 from scylla_singa.framework.core import CoreConfig, FrameworkCore
-from scylla_singa.framework.lifecycle import IllegalTransition, transition
-from scylla_singa.framework.model import JobState as S, task_id
-from scylla_singa.placement.resources import Resources
+from scylla_singa.framework.job_lifecycle import InvalidJobTransition, transition
+from scylla_singa.framework.model import JobState as S
+from scylla_singa.placement.resource_vector import ResourceVector
 from scylla_singa.placement.snapshot import AgentView
-
 from .builders import ARTIFACTS, offer, spec, submit_and_prepare, update
 
 DOWNPOUR = "examples/frameworks/downpour.conf"
@@ -83,7 +83,7 @@ def test_held_offers_are_released_after_the_gang_timeout(core) -> None:
 
 
 def test_never_fits_fails_fast_naming_the_short_resource(core) -> None:
-    cluster = (AgentView("a1", "node1", Resources(1, 8192)),)
+    cluster = (AgentView("a1", "node1", ResourceVector(1, 8192)),)
     out = submit_and_prepare(core, spec(), cluster=cluster)
     job = core.jobs["j1"]
     assert job.state is S.FAILED
@@ -205,7 +205,7 @@ def test_two_jobs_from_one_framework_share_the_offers(core) -> None:
 def test_illegal_transitions_raise_with_history(core) -> None:
     submit_and_prepare(core, spec())
     job = core.jobs["j1"]
-    with pytest.raises(IllegalTransition) as info:
+    with pytest.raises(InvalidJobTransition) as info:
         transition(job, S.RUNNING, "test", 9)
     assert "WAITING -> RUNNING is not allowed" in str(info.value) and "PREPARING (submitted)" in str(info.value)
 

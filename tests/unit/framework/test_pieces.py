@@ -9,21 +9,20 @@ from pathlib import Path
 
 import pytest
 
-from scylla_singa.delivery import DeliveryError, cluster_file
+from scylla_singa.contracts import parse_task_id, task_id
 from scylla_singa.delivery.hdfs import HdfsDelivery
+from scylla_singa.delivery.job_files import DeliveryError, cluster_file
 from scylla_singa.delivery.volume import VolumeDelivery
-from scylla_singa.framework import events as ev
+from scylla_singa.framework import core_events as ev
 from scylla_singa.framework.core import FrameworkCore
-from scylla_singa.framework.model import new_job_id, parse_task_id, task_id
+from scylla_singa.framework.model import TaskRecord, new_job_id
 from scylla_singa.framework.offers import agent_views
-from scylla_singa.framework.progress import BadProgress, ProgressBook, from_current_attempt, parse_progress
+from scylla_singa.framework.progress_book import BadProgress, ProgressBook, from_current_attempt, parse_progress
 from scylla_singa.framework.results import parse_final
 from scylla_singa.framework.retry import classify_failure
-from scylla_singa.framework.model import TaskRecord
 from scylla_singa.framework.store import JobStore
 from scylla_singa.framework.taskinfo import build_task
 from scylla_singa.jobconf.plan import load_plan
-
 from .builders import ARTIFACTS, REPO, offer, spec, submit_and_prepare
 
 
@@ -205,3 +204,17 @@ def test_a_store_from_before_progress_named_its_task_is_upgraded_in_place(tmp_pa
     store = JobStore(path)
     store.add_progress("j", {"job": "j", "step": 20, "task": "j.proc-0.a2"})
     assert [(p["step"], p["task"]) for p in store.progress("j")] == [(10, None), (20, "j.proc-0.a2")]
+
+
+def test_with_no_master_and_no_way_to_start_one_run_says_what_to_give(tmp_path, monkeypatch) -> None:
+    """The framework starts an embedded master only through what the command line wires in."""
+    import io
+
+    from rich.console import Console
+
+    from scylla_singa.framework.session import RunOptions, Session, SessionWiring, UsageError
+
+    monkeypatch.setenv("SCYLLA_HOME", str(tmp_path))
+    session = Session(RunOptions(), Console(file=io.StringIO()), SessionWiring())
+    with pytest.raises(UsageError, match="give --master HOST:PORT"):
+        session._local_master()

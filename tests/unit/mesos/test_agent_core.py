@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from scylla_singa.mesos.agent_core import AgentCore, AgentInfo
-from scylla_singa.mesos.lifecycle import Event
-from scylla_singa.mesos.resources import Resources
-from scylla_singa.mesos.runner import AgentTask, Emit, TaskRunner
-from scylla_singa.mesos.runner_sim import SimulatedRunner
+from scylla_singa.common.transition_table import Event
+from scylla_singa.common.waiting import wait_until_async
+from scylla_singa.mesos.agent.agent_core import AgentCore, AgentInfo
+from scylla_singa.mesos.agent.simulated_runner import SimulatedRunner
+from scylla_singa.mesos.agent.task_runner import AgentTask, Emit, TaskRunner
+from scylla_singa.mesos.api.resources import Resources
 
 
 class StepRunner(TaskRunner):
@@ -38,11 +39,7 @@ def _run(coro):
 
 async def until(predicate, what: str, timeout_s: float = 5.0):
     """Let the loop run until `predicate()` is truthy (its value), or fail naming `what`."""
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not (value := predicate()):
-        assert asyncio.get_running_loop().time() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.002)
-    return value
+    return await wait_until_async(predicate, timeout_s, what, interval_s=0.002)
 
 
 def _core(runner: TaskRunner, work_dir: Path | None = None) -> tuple[AgentCore, list[dict]]:

@@ -9,13 +9,15 @@ from types import SimpleNamespace
 import docker.errors
 import requests
 
-from scylla_singa.mesos.agent_core import AgentCore, AgentInfo
-from scylla_singa.mesos.agent_link import MasterLink
-from scylla_singa.mesos.lifecycle import Event, TaskLifecycle
-from scylla_singa.mesos.resources import Resources
-from scylla_singa.mesos.runner import AgentTask
-from scylla_singa.mesos.runner_docker import DockerRunner
-from scylla_singa.mesos.runner_sim import SimulatedRunner
+from scylla_singa.common.transition_table import Event
+from scylla_singa.common.waiting import wait_until_async
+from scylla_singa.mesos.agent.agent_core import AgentCore, AgentInfo
+from scylla_singa.mesos.agent.docker_runner import DockerRunner
+from scylla_singa.mesos.agent.master_link import MasterLink
+from scylla_singa.mesos.agent.simulated_runner import SimulatedRunner
+from scylla_singa.mesos.agent.task_lifecycle import TaskLifecycle
+from scylla_singa.mesos.agent.task_runner import AgentTask
+from scylla_singa.mesos.api.resources import Resources
 
 
 def _core() -> tuple[AgentCore, list[dict]]:
@@ -113,9 +115,8 @@ def test_the_master_link_keeps_trying_whatever_finding_the_leader_raises() -> No
             raise Odd("Connection time-out")
         link._resolve = resolve  # type: ignore[method-assign]
         link.start()
-        deadline = asyncio.get_running_loop().time() + 10
-        while calls < 5 and not link._task.done() and asyncio.get_running_loop().time() < deadline:
-            await asyncio.sleep(0.005)
+        await wait_until_async(lambda: calls >= 5 or link._task.done(), 10, "five attempts to reach the master",
+                               interval_s=0.005)
         alive = not link._task.done()
         await link.stop()
         return calls if alive else -1
@@ -134,9 +135,7 @@ def test_a_leader_named_by_not_leader_is_forgotten_when_it_cannot_be_reached() -
             raise ConnectionRefusedError("nobody there")
         link._resolve = resolve  # type: ignore[method-assign]
         link.start()
-        deadline = asyncio.get_running_loop().time() + 10
-        while len(tried) < 3 and asyncio.get_running_loop().time() < deadline:
-            await asyncio.sleep(0.005)
+        await wait_until_async(lambda: len(tried) >= 3, 10, "three attempts to reach the master", interval_s=0.005)
         await link.stop()
         return tried
     tried = asyncio.run(go())

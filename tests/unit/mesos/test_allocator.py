@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scylla_singa.mesos.allocator import HierarchicalAllocator, make_allocator
-from scylla_singa.mesos.resources import Resources
-from scylla_singa.mesos.sorter import DRFSorter, FIFOSorter
+from scylla_singa.mesos.api.resources import Resources
+from scylla_singa.mesos.master.allocator import HierarchicalAllocator, make_allocator
+from scylla_singa.mesos.master.sorter import DRFSorter, FIFOSorter
 
 R = Resources.parse
 

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from scylla_singa.mesos.docker_spec import SANDBOX_MOUNT, SpecError, build_spec, validate_container
-from scylla_singa.mesos.resources import Resources
+from scylla_singa.mesos.agent.docker_spec import build_spec
+from scylla_singa.mesos.api.container_info import SANDBOX_MOUNT, SpecError, validate_container
+from scylla_singa.mesos.api.resources import Resources
 
 
 def _task(container: dict | None = None, command: dict | None = None, resources: str = "cpus:0.5;mem:16") -> dict:

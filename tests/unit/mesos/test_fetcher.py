@@ -10,7 +10,7 @@ import zipfile
 
 import pytest
 
-from scylla_singa.mesos.fetcher import FetchError, fetch_all, webhdfs_open_url
+from scylla_singa.mesos.agent.fetcher import FetchError, fetch_all, webhdfs_open_url
 
 
 def _fetch(uris, sandbox, hdfs=None):

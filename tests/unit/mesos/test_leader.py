@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from scylla_singa.mesos.leader import (StandaloneElector, ZooKeeperElector, address_of, choose_leader,
-                                       parse_zk_url)
+from scylla_singa.mesos.api.leader_znodes import address_of, choose_leader, parse_zk_url
+from scylla_singa.mesos.master.election import StandaloneElector, ZooKeeperElector
 
 
 @pytest.mark.parametrize("url,hosts,path", [

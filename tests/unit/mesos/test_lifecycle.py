@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from scylla_singa.mesos.lifecycle import (AgentLinkLifecycle, Event, FrameworkLifecycle, IllegalTransition,
-                                          TaskLifecycle)
+from scylla_singa.common.transition_table import Event, InvalidTransition
+from scylla_singa.mesos.agent.task_lifecycle import TaskLifecycle
+from scylla_singa.mesos.master.registration_lifecycles import AgentLinkLifecycle, FrameworkLifecycle
 
 
 def _drive(events: list[Event]) -> tuple[TaskLifecycle, list]:
@@ -47,7 +48,7 @@ def test_kill_during_staging_cancels_and_cleans_up() -> None:
 def test_illegal_transition_carries_history() -> None:
     t = TaskLifecycle("t")
     t.handle(Event("starting"))
-    with pytest.raises(IllegalTransition) as exc:
+    with pytest.raises(InvalidTransition) as exc:
         t.handle(Event("starting"))
     assert exc.value.history == [("TASK_STAGING", "starting")]
 

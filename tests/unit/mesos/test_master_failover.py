@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from scylla_singa.mesos.lifecycle import AgentLinkLifecycle, Event
-from scylla_singa.mesos.master import Master
-from scylla_singa.mesos.master_model import MasterConfig
+from scylla_singa.common.transition_table import Event
+from scylla_singa.mesos.master.master_core import Master
+from scylla_singa.mesos.master.master_records import MasterConfig
+from scylla_singa.mesos.master.registration_lifecycles import AgentLinkLifecycle
 
 CPUS = [{"name": "cpus", "type": "SCALAR", "scalar": {"value": 4}, "role": "*"},
         {"name": "mem", "type": "SCALAR", "scalar": {"value": 4096}, "role": "*"}]
@@ -64,11 +65,11 @@ def _subscribe(m: Master, fw_id: str = "fw1") -> tuple[Any, Box]:
 
 def _register(m: Master, agent_id: str | None = None, tasks: list[dict] = (), **agent: Any) -> Box:
     link = Box()
-    m.link_opened(link)
+    m.agent_registry.link_opened(link)
     info = {"hostname": "h1", "port": 5051, "ip": "10.0.0.1", "resources": CPUS, **agent}
     if agent_id:
         info.update(agent_id=agent_id, tasks=list(tasks))
-    m.agent_message(link, {"type": "REGISTER", "ref": "r1", "agent": info})
+    m.agent_registry.agent_message(link, {"type": "REGISTER", "ref": "r1", "agent": info})
     return link
 
 
@@ -92,11 +93,11 @@ def test_registered_tells_the_agent_the_masters_ping_timeout(master: Master) -> 
 def test_an_agent_silent_past_the_ping_timeout_is_unreachable_and_its_tasks_lost(master: Master) -> None:
     fw, stream = _subscribe(master)
     link = _register(master, "S1", [_running_task("fw1", "t1")])
-    master.ping_agents()
-    assert link.sent[-1] == {"type": "PING"} and "S1" in master.agents
+    master.agent_registry.ping_agents()
+    assert link.sent[-1] == {"type": "PING"} and "S1" in master.agent_registry.agents
     link.last_seen = master.now() - 10.5
-    master.ping_agents()
-    assert "S1" not in master.agents and "S1" in master.removed_agents and link.closed
+    master.agent_registry.ping_agents()
+    assert "S1" not in master.agent_registry.agents and "S1" in master.agent_registry.removed_agents and link.closed
     (lost,) = [e["update"]["status"] for e in stream.sent if e.get("type") == "UPDATE"]
     assert lost["state"] == "TASK_LOST" and lost["reason"] == "REASON_AGENT_REMOVED"
     assert "unreachable" in lost["message"]
@@ -127,14 +128,14 @@ def test_an_agent_that_reports_itself_unhealthy_offers_nothing_until_healthy(mas
     master._allocate()
     (offers,) = [e for e in stream.sent if e["type"] == "OFFERS"]
     offer_id = offers["offers"]["offers"][0]["id"]["value"]
-    master.agent_message(link, {"type": "AGENT_HEALTH", "agent_id": agent_id, "healthy": False,
+    master.agent_registry.agent_message(link, {"type": "AGENT_HEALTH", "agent_id": agent_id, "healthy": False,
                                 "message": "The Docker engine does not answer"})
     assert {"type": "RESCIND", "rescind": {"offer_id": {"value": offer_id}}} in stream.sent
-    assert not master.agents[agent_id].healthy
+    assert not master.agent_registry.agents[agent_id].healthy
     n = len(stream.sent)
     master._allocate()
     assert not [e for e in stream.sent[n:] if e["type"] == "OFFERS"]
-    master.agent_message(link, {"type": "AGENT_HEALTH", "agent_id": agent_id, "healthy": True})
+    master.agent_registry.agent_message(link, {"type": "AGENT_HEALTH", "agent_id": agent_id, "healthy": True})
     master._allocate()
     assert [e for e in stream.sent[n:] if e["type"] == "OFFERS"]
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scylla_singa.mesos.recordio import Decoder, RecordIOError, encode, encode_json
+from scylla_singa.mesos.api.recordio import Decoder, RecordIOError, encode, encode_json
 
 
 def test_encode_frames_with_decimal_length() -> None:

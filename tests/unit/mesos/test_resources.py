@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scylla_singa.mesos.resources import ResourceError, Resources, attributes_dict, parse_attributes
+from scylla_singa.mesos.api.resources import ResourceError, Resources, attributes_dict, parse_attributes
 
 
 @pytest.mark.parametrize("text,scalars,ranges,sets", [

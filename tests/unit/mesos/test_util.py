@@ -1,4 +1,4 @@
-"""Durations, credentials files and Basic authentication."""
+"""Mesos JSON helpers, credentials files and Basic authentication."""
 
 from __future__ import annotations
 
@@ -6,23 +6,8 @@ import base64
 
 import pytest
 
-from scylla_singa.mesos.credentials import CredentialsError, authenticate, load_credentials
-from scylla_singa.mesos.util import parse_duration, split_hostport
-
-
-@pytest.mark.parametrize("text,seconds", [("1s", 1), ("500ms", 0.5), ("2m", 120), ("1.5h", 5400), ("3", 3),
-                                          ("2d", 172800), ("10secs", 10), (5, 5)],
-                         ids=["s", "ms", "m", "h", "bare", "d", "secs", "number"])
-def test_parse_duration(text, seconds) -> None:
-    assert parse_duration(text) == seconds
-
-
-def test_parse_duration_none_and_errors() -> None:
-    assert parse_duration("none", allow_none=True) is None
-    with pytest.raises(ValueError, match="bad duration"):
-        parse_duration("1 fortnight")
-    with pytest.raises(ValueError):
-        parse_duration("none")
+from scylla_singa.mesos.api.fields import split_hostport
+from scylla_singa.mesos.master.credentials import CredentialsError, authenticate, load_credentials
 
 
 def test_split_hostport() -> None:

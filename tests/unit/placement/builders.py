@@ -6,14 +6,14 @@ from scylla_singa.jobconf.modelsize import ModelSize
 from scylla_singa.jobconf.plan import Demand, JobPlan, PlanOptions, ProcessPlan
 from scylla_singa.jobconf.processes import ClusterShape, process_table
 from scylla_singa.jobconf.traffic import traffic_edges
-from scylla_singa.placement.resources import Resources
+from scylla_singa.placement.resource_vector import ResourceVector
 from scylla_singa.placement.snapshot import AgentView
 
 
 def agent(i: int | str, cpus: float = 4, mem: float = 4096, gpus: float = 0, net_bw: float | None = None,
           **attributes) -> AgentView:
     name = f"node{i}" if isinstance(i, int) else i
-    return AgentView(f"agent-{name}", name, Resources(cpus, mem, gpus), attributes, net_bw)
+    return AgentView(f"agent-{name}", name, ResourceVector(cpus, mem, gpus), attributes, net_bw)
 
 
 def job(shape: ClusterShape | None = None, cpus: float = 1, mem: int = 256, gpus: int = 0,

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import pytest
 
+from scylla_singa.placement.fit_status import Code
 from scylla_singa.placement.place import NotPlaced, Placed, place
-from scylla_singa.placement.policy import builtin_policies, load_policy, parse_policy
-from scylla_singa.placement.status import Code
-
+from scylla_singa.placement.policy import builtin_policy_names, load_policy, parse_policy
 from .builders import agent, job
 
 DOWNPOUR = dict(nworker_groups=2, nworkers_per_group=2, nservers_per_group=2, server_worker_separate=True)
 
 
 def test_builtin_policies_are_the_four_documented() -> None:
-    assert builtin_policies() == ["network", "pack", "singa11", "spread"]
+    assert builtin_policy_names() == ["network", "pack", "singa11", "spread"]
 
 
 @pytest.mark.parametrize("policy, agents, shape, expect_agents_used", [

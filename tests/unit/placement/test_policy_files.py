@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from scylla_singa.placement.plugins.scores import Spread
 from scylla_singa.placement.policy import PolicyError, load_policy, parse_policy
 from scylla_singa.placement.registry import Registry
-from scylla_singa.placement.plugins.scores import Spread
 
 
 @pytest.mark.parametrize("text, line, col, fragment", [

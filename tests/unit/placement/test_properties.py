@@ -12,7 +12,6 @@ from scylla_singa.placement.place import Placed, place
 from scylla_singa.placement.policy import load_policy
 from scylla_singa.placement.refine import SwapTable, refine_cut
 from scylla_singa.placement.snapshot import Cycle
-
 from .builders import agent, job
 
 POLICIES = {name: load_policy(name) for name in ("spread", "pack", "singa11", "network")}

@@ -17,8 +17,9 @@ from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
-from scylla_singa.runtime.events import (CheckpointWritten, Exit, Log, ProcReceived, ProcRunLocal, ProcStarted,
-                                         ProcTick, Report, SendTo, WriteCheckpoint, WriteMarker)
+from scylla_singa.runtime.machine_events import (CheckpointWritten, Exit, Log, ProcReceived, ProcRunLocal,
+                                                 ProcStarted, ProcTick, Report, SendTo, WriteCheckpoint,
+                                                 WriteMarker)
 from scylla_singa.runtime.main import entity_factory, owner_map, parse_args, prepare, write_checkpoint, write_marker
 from scylla_singa.runtime.messages import decode, encode
 from scylla_singa.runtime.process import ProcessMachine

@@ -12,12 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rt_helpers import write_conf
-from scylla_singa.runtime.checkpoint import (LocalStore, StoreError, WebHdfsStore, complete_steps, decode_checkpoint,
-                                             encode_checkpoint, load_slice, open_store, resumable_steps)
-from scylla_singa.runtime.errors import SingaConfigError
-from scylla_singa.runtime.events import SaveSlice
+from scylla_singa.runtime.checkpoint import (LocalStore, StoreError, WebHdfsStore, complete_steps,
+                                             decode_checkpoint, encode_checkpoint, load_slice, open_store,
+                                             resumable_steps)
+from scylla_singa.runtime.machine_events import SaveSlice
 from scylla_singa.runtime.main import main
+from scylla_singa.runtime.runtime_errors import SingaConfigError
+from .rt_helpers import write_conf
 
 
 def lines(out: str, kind: str) -> list[dict]:

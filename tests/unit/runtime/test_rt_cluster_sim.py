@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rt_harness import SimCluster
-from rt_helpers import FRAMEWORKS, NPROCS, write_conf
 from scylla_singa.runtime.checkpoint import complete_steps, open_store
+from .rt_harness import SimCluster
+from .rt_helpers import FRAMEWORKS, NPROCS, write_conf
 
 
 @pytest.mark.parametrize("name", FRAMEWORKS)

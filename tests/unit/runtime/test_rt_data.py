@@ -13,12 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from scylla_singa.datasets.digits import write_digits
 from scylla_singa.jobconf import job_pb2
 from scylla_singa.runtime.data import BatchStream, eval_stream, load_dataset, share_of_batch, train_stream
-from scylla_singa.runtime.data_cli import write_digits
-from scylla_singa.runtime.errors import SingaConfigError
 from scylla_singa.runtime.records import (MAGIC, RecordFormatError, decode_records, encode_records, read_records,
                                           write_records)
+from scylla_singa.runtime.runtime_errors import SingaConfigError
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -7,15 +7,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rt_helpers import write_conf
-from scylla_singa.runtime.errors import ProtocolError
-from scylla_singa.runtime.events import (Begin, Deliver, Exit, Finished, Log, ProcReceived, ProcRunLocal,
-                                         ProcStarted, ProcTick, SaveSlice, Send, SendTo)
+from scylla_singa.runtime.machine_events import (Begin, Deliver, Exit, Finished, Log, ProcReceived, ProcRunLocal,
+                                                 ProcStarted, ProcTick, SaveSlice, Send, SendTo)
 from scylla_singa.runtime.messages import Msg, decode, encode
 from scylla_singa.runtime.process import ProcessConfig, ProcessMachine
+from scylla_singa.runtime.runtime_errors import ProtocolError
 from scylla_singa.runtime.server import ServerMachine
 from scylla_singa.runtime.spec import load_spec
 from scylla_singa.runtime.worker import WorkerMachine
+from .rt_helpers import write_conf
 
 
 @pytest.fixture()

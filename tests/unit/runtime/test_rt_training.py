@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rt_helpers import example_text, set_field
 from scylla_singa.runtime.main import main
+from .rt_helpers import example_text, set_field
 
 
 def run(tmp_path: Path, text: str, capsys) -> tuple[list[dict], dict]:

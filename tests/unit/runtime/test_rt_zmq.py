@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from rt_helpers import NPROCS, write_conf
+from scylla_singa.common.waiting import Deadline, wait_until
+from .rt_helpers import NPROCS, write_conf
 
 SINGA = Path(__file__).resolve().parents[3] / ".venv" / "bin" / "singa"
 
@@ -67,11 +68,8 @@ class Job:
         return self.procs[k]
 
     def wait(self, timeout: float) -> dict[int, int]:
-        deadline = time.monotonic() + timeout
-        codes = {}
-        for k, p in self.procs.items():
-            codes[k] = p.popen.wait(max(0.1, deadline - time.monotonic()))
-        return codes
+        deadline = Deadline(timeout)
+        return {k: p.popen.wait(max(0.1, deadline.left())) for k, p in self.procs.items()}
 
     def close(self) -> None:
         for p in self.procs.values():
@@ -86,14 +84,6 @@ def jobs():
     yield made
     for job in made:
         job.close()
-
-
-def wait_until(cond, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.05)
 
 
 def final_of(proc: Proc) -> dict:

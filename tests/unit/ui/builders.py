@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from scylla_singa.framework.model import Job, JobState, TaskRecord, task_id
+from scylla_singa.contracts import task_id
+from scylla_singa.framework.model import Job, JobState, TaskRecord
 from scylla_singa.jobconf.parse import parse_job_text
 from scylla_singa.jobconf.plan import plan_job
-
 from tests.unit.framework.builders import spec
 
 DOWNPOUR = "examples/frameworks/downpour.conf"  # 4 worker processes + 2 server processes, 2 worker groups

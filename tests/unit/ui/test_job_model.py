@@ -5,14 +5,12 @@ from __future__ import annotations
 import pytest
 
 from scylla_singa.framework.model import JobState
-from scylla_singa.framework.progress import Summary
-from scylla_singa.ui.job_model import (
-    MAX_POINTS, UNPLACED, curves, framework_metrics, host_groups, job_detail, job_row, process_rows, steps_per_s,
-)
+from scylla_singa.framework.progress_book import Summary
+from scylla_singa.ui.job_model import (MAX_POINTS, UNPLACED, curves, framework_metrics, host_groups, job_detail,
+                                       job_row, process_rows, steps_per_s)
 from scylla_singa.ui.prometheus import render
-
 from .builders import history, job
-from .prom_parser import parse
+from tests.support.prometheus_text import parse_exposition
 
 SPLIT = {0: "agent-0", 1: "agent-0", 4: "agent-0", 2: "agent-1", 3: "agent-1", 5: "agent-1"}
 
@@ -108,7 +106,7 @@ def test_framework_metrics_parse_and_count_jobs_by_state() -> None:
     jobs = [job(hosts=SPLIT, restarts=2), job(job_id="w-1", state=JobState.WAITING),
             job(job_id="f-1", state=JobState.FINISHED)]
     summaries = {"dp-1": Summary(120, 0.5, 0.8, 900.0, 0.7), "w-1": None, "f-1": None}
-    fams = parse(render(framework_metrics(jobs, summaries, {"dp-1": 4.5})))
+    fams = parse_exposition(render(framework_metrics(jobs, summaries, {"dp-1": 4.5})))
     assert fams["scylla_framework_jobs"].value(state="RUNNING") == 1.0
     assert fams["scylla_framework_jobs"].value(state="WAITING") == 1.0
     assert fams["scylla_framework_jobs"].value(state="KILLED") == 0.0

@@ -15,14 +15,13 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from scylla_singa.framework.model import JobState
-from scylla_singa.framework.progress import ProgressBook
+from scylla_singa.framework.progress_book import ProgressBook
 from scylla_singa.framework.store import JobStore
 from scylla_singa.ui.assets import files
 from scylla_singa.ui.job_view import routes
 from scylla_singa.ui.prometheus import CONTENT_TYPE
-
 from .builders import history, job
-from .prom_parser import parse
+from tests.support.prometheus_text import parse_exposition
 
 SPLIT = {0: "agent-0", 1: "agent-0", 4: "agent-0", 2: "agent-1", 3: "agent-1", 5: "agent-1"}
 
@@ -127,7 +126,7 @@ def test_after_resume_the_curves_come_from_the_store(session) -> None:
 def test_metrics_are_prometheus_text(session) -> None:
     status, ctype, body = get(session, "/metrics")[0]
     assert status == 200 and ctype == CONTENT_TYPE
-    fams = parse(body.decode())
+    fams = parse_exposition(body.decode())
     assert fams["scylla_framework_jobs"].value(state="RUNNING") == 1.0
     assert fams["scylla_framework_job_step"].value(job="dp-1") == 100.0
 

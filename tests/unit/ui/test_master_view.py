@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from scylla_singa.ui.master_view import (
-    MAX_TASKS, agent_address, cluster_metrics, cluster_view, dominant, resource_names, shares, task_rows,
-)
+from scylla_singa.ui.master_view import (MAX_TASKS, agent_address, cluster_metrics, cluster_view, dominant,
+                                         resource_names, shares, task_rows)
 from scylla_singa.ui.prometheus import render
-
 from .builders import framework, slave, state, task
-from .prom_parser import parse
+from tests.support.prometheus_text import parse_exposition
 
 TOTAL = {"cpus": 4.0, "mem": 8192.0, "disk": 10000.0}
 
@@ -122,7 +120,7 @@ def test_prometheus_families_parse_and_carry_the_cluster() -> None:
     metrics = {"master/outstanding_offers": 1.0, "master/tasks_running": 1.0, "master/tasks_failed": 4.0,
                "allocator/mesos/allocation_runs": 12.0, "allocator/mesos/allocation_run_ms": 2.5,
                "master/elected": 1.0, "master/uptime_secs": 60.0}
-    fams = parse(render(cluster_metrics(two_agents_one_framework(), metrics)))
+    fams = parse_exposition(render(cluster_metrics(two_agents_one_framework(), metrics)))
     assert fams["scylla_master_resources_total"].value(resource="cpus") == 4.0
     assert fams["scylla_master_resources_used"].value(resource="mem") == 1024.0
     assert fams["scylla_master_resources_offered"].value(resource="cpus") == 1.0

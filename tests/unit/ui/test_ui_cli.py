@@ -1,4 +1,4 @@
-"""`scylla-singa ui` (python -m scylla_singa.ui): the running frameworks' page addresses, from the store."""
+"""`scylla-singa ui`: the running frameworks' page addresses, from the store."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from scylla_singa.cli import ui_commands
 from scylla_singa.framework.store import JobStore
-from scylla_singa.ui import cli
-
+from scylla_singa.ui import running_views
 from .builders import job
 
 
@@ -22,8 +22,8 @@ def test_prints_the_views_that_answer_newest_first(tmp_path: Path, monkeypatch) 
         store.save(j, fid)
         store.set_meta(f"api:{fid}", f"http://127.0.0.1:1{at:.0f}")
         store.set_meta(f"master:{fid}", "127.0.0.1:5050")
-    monkeypatch.setattr(cli, "_answers", lambda url: not url.endswith(":12"))
-    result = CliRunner().invoke(cli.ui, [])
+    monkeypatch.setattr(running_views, "_answers", lambda url: not url.endswith(":12"))
+    result = CliRunner().invoke(ui_commands.ui, [])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0] == "framework new-fw" and "job view    http://127.0.0.1:13/" in lines[1]
@@ -33,5 +33,5 @@ def test_prints_the_views_that_answer_newest_first(tmp_path: Path, monkeypatch) 
 
 def test_says_so_when_nothing_runs(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("SCYLLA_HOME", str(tmp_path))
-    result = CliRunner().invoke(cli.ui, [])
+    result = CliRunner().invoke(ui_commands.ui, [])
     assert result.exit_code == 1 and "no running scylla-singa" in result.output

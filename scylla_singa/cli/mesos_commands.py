@@ -1,0 +1,172 @@
+"""`scylla-singa master` and `scylla-singa agent`.
+
+The master command composes a master with the web UI (scylla_singa.ui.master_page):
+the page and Prometheus /metrics on the master's port.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+
+import click
+
+from scylla_singa.mesos.master.allocator import known_allocators
+from .param_types import Duration
+
+
+def _home(sub: str) -> Path:
+    from scylla_singa.common.home import scylla_home
+    return scylla_home() / sub
+
+
+def _weights(text: str) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        role, sep, w = part.partition("=")
+        try:
+            out[role.strip()] = float(w)
+        except ValueError:
+            raise click.BadParameter(f"bad role weight {part!r}: use ROLE=WEIGHT") from None
+    return out
+
+
+async def _serve(start, stop) -> None:
+    """Run until SIGINT/SIGTERM."""
+    done = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, done.set)
+    await start()
+    await done.wait()
+    await stop()
+
+
+@click.command()
+@click.option("--host", default="0.0.0.0", show_default=True, help="Address to listen on.")
+@click.option("--advertise-ip", default=None, help="Address others reach this master at (default: --host, or the default route's address when --host is 0.0.0.0).")
+@click.option("--port", default=5050, show_default=True, type=int, help="Port (0 picks a free one).")
+@click.option("--work-dir", type=click.Path(path_type=Path), default=None, help="Where the master keeps its registered frameworks [default: $SCYLLA_HOME/master].")
+@click.option("--allocator", type=click.Choice(list(known_allocators())), default="drf", show_default=True, help="Allocation module: hierarchical DRF, or FIFO (registration order).")
+@click.option("--allocation-interval", default="1s", show_default=True, type=Duration(), help="Time between allocation rounds (e.g. 1s, 500ms).")
+@click.option("--offer-timeout", default="none", show_default=True, type=Duration(allow_none=True), help="Rescind offers unused for this long (none: never).")
+@click.option("--heartbeat-interval", default="15s", show_default=True, type=Duration(), help="HEARTBEAT events to frameworks every ...")
+@click.option("--agent-ping-timeout", default="15s", show_default=True, type=Duration(), help="Interval of the master's pings to agents.")
+@click.option("--max-agent-ping-timeouts", default=5, show_default=True, type=click.IntRange(min=1), help="An agent silent for this many ping intervals is unreachable: removed, its tasks LOST.")
+@click.option("--agent-reregister-timeout", default="75s", show_default=True, type=Duration(), help="A disconnected agent is removed (its tasks LOST) after ...; also how long a new leader waits for agents of the former one.")
+@click.option("--credentials", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None, help="Require HTTP Basic authentication of frameworks; JSON {\"credentials\": [{principal, secret}]} or 'principal secret' lines.")
+@click.option("--role-weights", default="", help="DRF weights of roles, e.g. 'prod=3,dev=1'.")
+@click.option("--zk", default=None, help="zk://host:2181/mesos: elect a leader among masters and publish it where frameworks look.")
+@click.option("-v", "--verbose", is_flag=True, help="Log at debug level.")
+def master(host, advertise_ip, port, work_dir, allocator, allocation_interval, offer_timeout, heartbeat_interval,
+           agent_ping_timeout, max_agent_ping_timeouts, agent_reregister_timeout, credentials, role_weights, zk,
+           verbose) -> None:
+    """Run a Mesos-compatible master: the v1 scheduler API at /api/v1/scheduler
+    (pymesos and other Mesos 1.x frameworks work unchanged), resource offers by
+    DRF, and the operator endpoints /master/state, /metrics/snapshot, /health."""
+    from scylla_singa.mesos.master.credentials import CredentialsError, load_credentials
+    from scylla_singa.mesos.master.election import StandaloneElector, ZooKeeperElector
+    from scylla_singa.mesos.master.master_http import MasterServer
+    from scylla_singa.mesos.master.master_records import MasterConfig
+    from scylla_singa.ui import master_page
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    try:
+        creds = load_credentials(credentials) if credentials else None
+    except CredentialsError as exc:
+        raise click.ClickException(str(exc)) from None
+    if host == "0.0.0.0" and not advertise_ip:
+        from scylla_singa.swarm.overlays import default_advertise_address
+        advertise_ip = default_advertise_address()
+    cfg = MasterConfig(host=host, port=port, advertise_host=advertise_ip, work_dir=work_dir or _home("master"),
+                       allocator=allocator, allocation_interval=allocation_interval, offer_timeout=offer_timeout,
+                       heartbeat_interval=heartbeat_interval, agent_ping_interval=agent_ping_timeout,
+                       agent_ping_misses=max_agent_ping_timeouts, agent_reregister_timeout=agent_reregister_timeout,
+                       credentials=creds, role_weights=_weights(role_weights))
+    cfg.work_dir.mkdir(parents=True, exist_ok=True)
+    server = MasterServer(cfg, ZooKeeperElector(zk) if zk else StandaloneElector(),
+                          extra_routes=[master_page.routes])
+    lost: list[bool] = []
+
+    def lost_leadership() -> None:  # as Mesos's master does: exit, to be restarted as a standby
+        lost.append(True)
+        os.kill(os.getpid(), signal.SIGTERM)
+    server.on_lost_leadership = lost_leadership
+
+    async def start() -> None:
+        await server.start()
+        click.echo(f"master listening on {server.address} (allocator {allocator})", err=True)
+    asyncio.run(_serve(start, server.stop))
+    if lost:
+        click.echo("master lost leadership; exiting (restart it to stand by)", err=True)
+        sys.exit(1)
+
+
+@click.command()
+@click.option("--master", "master_addr", required=True, help="HOST:PORT of the master, or zk://host:2181/mesos.")
+@click.option("--host", default="0.0.0.0", show_default=True, help="Address the agent's HTTP endpoints listen on.")
+@click.option("--advertise-ip", default=None, help="Address the master and frameworks reach this agent at.")
+@click.option("--hostname", default=None, help="Hostname reported in offers [default: this machine's].")
+@click.option("--port", default=5051, show_default=True, type=int, help="HTTP port (0 picks a free one).")
+@click.option("--resources", default=None, help="e.g. 'cpus:4;mem:8192;disk:10240;ports:[31000-32000];net_bw:1000' (missing ones: what the machine has).")
+@click.option("--attributes", default=None, help="e.g. 'rack:r1;zone:a' (text or numbers; passed through offers).")
+@click.option("--docker-host", default=None, help="Docker engine URL [default: DOCKER_HOST or /var/run/docker.sock].")
+@click.option("--no-docker", is_flag=True, help="Run only command tasks (no Docker engine).")
+@click.option("--work-dir", type=click.Path(path_type=Path), default=None, help="Sandboxes and recovery state [default: $SCYLLA_HOME/agent].")
+@click.option("--allowed-host-paths", default=None, help="Colon-separated roots that Docker volumes may mount [default: $SCYLLA_HOME/jobs].")
+@click.option("--hdfs", default=None, help="WebHDFS URL (http://namenode:9870) used to fetch hdfs:// URIs.")
+@click.option("--gc-delay", default="7d", show_default=True, type=Duration(), help="Keep a finished task's sandbox this long.")
+@click.option("--simulate", is_flag=True, help="Run nothing: 'sleep N' ends after N s, 'exit K' with code K, else runs until killed.")
+@click.option("--count", default=1, show_default=True, type=int, help="With --simulate: this many agents on one connection.")
+@click.option("-v", "--verbose", is_flag=True, help="Log at debug level.")
+def agent(master_addr, host, advertise_ip, hostname, port, resources, attributes, docker_host, no_docker, work_dir,
+          allowed_host_paths, hdfs, gc_delay, simulate, count, verbose) -> None:
+    """Run a Mesos-compatible agent: registers with the master, runs tasks as
+    Docker containers (or plain processes without a ContainerInfo), serves
+    /state and /files/read for the tasks' sandboxes."""
+    from scylla_singa.mesos.agent.agent_server import Agent, AgentConfig
+    from scylla_singa.mesos.agent.simulated_fleet import DEFAULT_SIM_RESOURCES, SimulatedFleet
+    from scylla_singa.mesos.api.resources import ResourceError, Resources, parse_attributes
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    try:
+        Resources.parse(resources or "")
+        parse_attributes(attributes or "")
+    except ResourceError as exc:
+        raise click.BadParameter(str(exc)) from None
+    if count < 1 or (count > 1 and not simulate):
+        raise click.BadParameter("--count needs --simulate and must be at least 1")
+    if simulate and count > 1:
+        fleet = SimulatedFleet(master_addr, count, resources or DEFAULT_SIM_RESOURCES, attributes or "",
+                               hostname_prefix=hostname or "sim")
+
+        async def start_fleet() -> None:
+            await fleet.start()
+            click.echo(f"{count} simulated agents connecting to {master_addr}", err=True)
+        asyncio.run(_serve(start_fleet, fleet.stop))
+        return
+    if host == "0.0.0.0" and not advertise_ip:
+        from scylla_singa.swarm.overlays import default_advertise_address
+        advertise_ip = default_advertise_address()
+    roots = [Path(p) for p in allowed_host_paths.split(":") if p] if allowed_host_paths else None
+    cfg = AgentConfig(master=master_addr, host=host, port=port, hostname=hostname, advertise_ip=advertise_ip,
+                      resources=resources, attributes=attributes, work_dir=work_dir or _home("agent"),
+                      docker_host=docker_host, use_docker=not no_docker, simulate=simulate, hdfs=hdfs,
+                      gc_delay=gc_delay)
+    if roots is not None:
+        cfg.allowed_host_paths = roots
+    node = Agent(cfg)
+
+    async def start() -> None:
+        await node.start()
+        click.echo(f"agent serving on {node.address}, master {master_addr}", err=True)
+
+    async def stop() -> None:
+        await node.stop(kill=False)  # tasks keep running; a restarted agent recovers them
+    try:
+        asyncio.run(_serve(start, stop))
+    except OSError as exc:
+        click.echo(f"agent failed: {exc}", err=True)
+        sys.exit(1)

@@ -1,0 +1,61 @@
+"""`scylla-singa plan`: show the process table, demand and traffic of a job.conf."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from scylla_singa.jobconf.errors import JobConfError
+from scylla_singa.jobconf.plan import JobPlan, PlanOptions, load_plan
+
+
+@click.command()
+@click.argument("job_conf", metavar="JOB.conf", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object instead of tables.")
+@click.option("--cpus", type=click.FloatRange(min=0.01), help="CPUs per process (default: its worker + server threads).")
+@click.option("--mem", "mem_mb", type=click.IntRange(min=32), help="Memory per process in MB (default: estimated).")
+@click.option("--steps-per-s", type=click.FloatRange(min=0.001), default=10.0, show_default=True,
+              help="Nominal training rate used to turn bytes per step into Mbit/s.")
+def plan(job_conf: str, as_json: bool, cpus: float | None, mem_mb: int | None, steps_per_s: float) -> None:
+    """Read JOB.conf and print SINGA's process table: which workers and
+    servers each process hosts, what each needs (CPUs, memory, network) and
+    the estimated traffic between processes.
+
+    Exits 2 with FILE:LINE:COL: message when the file cannot be used.
+    """
+    try:
+        job_plan = load_plan(job_conf, PlanOptions(cpus=cpus, mem_mb=mem_mb, steps_per_s=steps_per_s))
+    except JobConfError as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(2)
+    if as_json:
+        click.echo(json.dumps(job_plan.to_dict()))
+    else:
+        print_plan(job_plan, Console())
+
+
+def print_plan(job_plan: JobPlan, console: Console) -> None:
+    """The human-readable form of a plan."""
+    s = job_plan.shape
+    console.print(f"[bold]{job_plan.job}[/bold]: {job_plan.nprocs} process(es), "
+                  f"{s.nworker_groups}x{s.nworkers_per_group} workers, {s.nserver_groups}x{s.nservers_per_group} servers"
+                  f"{', servers separate' if s.server_worker_separate else ''}; "
+                  f"{job_plan.model.param_count:,} parameters")
+    table = Table("proc", "workers (group,id)", "servers (group,id)", "cpus", "mem MB", "net Mbit/s")
+    for p in job_plan.procs:
+        table.add_row(str(p.id), _ids(p.spec.workers), _ids(p.spec.servers),
+                      f"{p.demand.cpus:g}", str(p.demand.mem_mb), f"{p.demand.net_mbps:g}")
+    console.print(table)
+    if job_plan.edges:
+        edges = Table("from", "to", "bytes/step")
+        for e in job_plan.edges:
+            edges.add_row(str(e.src), str(e.dst), f"{e.bytes_per_step:,}")
+        console.print(edges)
+
+
+def _ids(pairs: tuple[tuple[int, int], ...]) -> str:
+    return " ".join(f"({g},{j})" for g, j in pairs) or "-"

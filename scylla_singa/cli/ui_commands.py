@@ -1,0 +1,35 @@
+"""`scylla-singa ui`: where the web pages of this machine's running scylla-singa are (ui.running_views)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from scylla_singa.common.home import scylla_home
+from scylla_singa.framework.store import JobStore
+from scylla_singa.ui.running_views import running_views
+
+
+@click.command()
+def ui() -> None:
+    """Print the addresses of the job view and the Mesos master's web UI.
+
+    The job view (jobs, processes on hosts, loss and accuracy curves, why a
+    job waits) is served by the running `scylla-singa run`/`resume`; the
+    master's page (agents, offers, DRF shares, tasks and their logs) by the
+    master. Both also serve Prometheus text at /metrics.
+    """
+    home = scylla_home()
+    path = home / "framework.sqlite"
+    views = running_views(JobStore(path)) if path.exists() else []
+    if not views:
+        click.echo(f"no running scylla-singa on this machine (SCYLLA_HOME={home}); "
+                   "`scylla-singa run` prints its job view address when it starts", err=True)
+        sys.exit(1)
+    for fid, api, master in views:
+        click.echo(f"framework {fid}")
+        click.echo(f"  job view    {api}/")
+        if master:
+            click.echo(f"  master UI   http://{master}/")
+        click.echo(f"  metrics     {api}/metrics" + (f"  http://{master}/metrics" if master else ""))

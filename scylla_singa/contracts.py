@@ -1,0 +1,77 @@
+"""Identifiers every part of scylla-singa shares: one definition each (docs/contracts.md).
+
+The framework names tasks, containers and networks; the agent labels what
+it starts; the runtime reads the environment the framework sets and prints
+the lines the framework parses; leak checks and cleanups find things by
+these labels. Each of those names is defined here once and imported by both
+ends, so a change is made in one place. Stdlib only: the runtime image
+carries this module.
+"""
+
+from __future__ import annotations
+
+import re
+
+# ---- Docker labels --------------------------------------------------------
+# On every container an agent starts (and on every job network): scylla-singa made it.
+MANAGED_LABEL = "scylla.managed"
+# On an agent's containers: which agent, task and framework it belongs to.
+AGENT_LABEL = "scylla.agent"
+TASK_LABEL = "scylla.task"
+FRAMEWORK_LABEL = "scylla.framework"
+# On a job's containers (through docker parameters), its network and its TaskInfo labels.
+JOB_LABEL = "scylla.job"
+# On a job's TaskInfo: the SINGA process id.
+PROC_LABEL = "scylla.proc"
+# On a cluster-in-a-box's services (never MANAGED_LABEL: job leak checks must not sweep them).
+CLUSTER_LABEL = "scylla.cluster"
+
+# ---- names ------------------------------------------------------------------
+NETWORK_PREFIX = "scylla-"
+_NETWORK_UNSAFE = re.compile(r"[^a-zA-Z0-9_.-]")
+_TASK_ID = re.compile(r"(.+)\.proc-(\d+)\.a(\d+)")
+
+
+def task_id(job_id: str, proc: int, attempt: int) -> str:
+    """The Mesos task id of process `proc` of `job_id`, attempt `attempt`: `<job>.proc-<k>.a<n>`."""
+    return f"{job_id}.proc-{proc}.a{attempt}"
+
+
+def parse_task_id(value: str) -> tuple[str, int, int] | None:
+    """(job id, proc, attempt) of a task id made by task_id(), else None."""
+    m = _TASK_ID.fullmatch(value)
+    return (m.group(1), int(m.group(2)), int(m.group(3))) if m else None
+
+
+def proc_hostname(job_id: str, proc: int) -> str:
+    """The name process `proc` has on the job's overlay (a network alias): `<job>-proc-<k>`."""
+    return f"{job_id}-proc-{proc}"
+
+
+def job_network_name(job_id: str) -> str:
+    """The overlay network name for a job: `scylla-<job>` made safe for Docker."""
+    return NETWORK_PREFIX + _NETWORK_UNSAFE.sub("-", job_id)[:50]
+
+
+def container_name(container_id: str) -> str:
+    """The Docker name of the container an agent runs a task in (as Mesos's Docker containerizer names it)."""
+    return f"mesos-{container_id}"
+
+
+# ---- what the framework hands every task --------------------------------------
+JOB_CONF = "job.conf"          # the job's configuration, in the sandbox
+CLUSTER_FILE = "cluster.json"  # every process's name on the overlay and its port
+ENV_JOB_ID = "SCYLLA_JOB_ID"
+ENV_PROC_ID = "SCYLLA_PROC_ID"
+ENV_PROGRESS_URL = "SCYLLA_PROGRESS_URL"   # optional: where the runtime POSTs its progress
+ENV_WEBHDFS_URL = "SCYLLA_WEBHDFS_URL"     # optional: for hdfs:// workspaces
+ENV_TASK_ID = "MESOS_TASK_ID"             # Mesos never sets it itself: the framework does
+# `exec`: the command runs as `/bin/sh -c ...` (CommandInfo.shell), and a shell that is the
+# container's PID 1 ignores SIGTERM, so a kill would always wait out its grace period; singa
+# as PID 1 handles SIGTERM and stops at once.
+DEFAULT_COMMAND = (f"exec singa -conf ./{JOB_CONF} -procs_id {{proc}} -cluster ./{CLUSTER_FILE} "
+                   "-workspace {workspace}")
+
+# ---- what the runtime prints ------------------------------------------------------
+PROGRESS_PREFIX = "PROGRESS"   # `PROGRESS {json}` every disp_freq steps per worker
+FINAL_PREFIX = "FINAL"         # `FINAL {json}` once, by process 0, at the end

@@ -1,0 +1,304 @@
+"""One agent's tasks and its reliable status updates, independent of transport.
+
+`AgentCore` receives the master's messages (`on_message`), drives each
+task's `TaskLifecycle` with the events its runner emits, and turns `update`
+instructions into status updates with a uuid that are resent (`retry`)
+until the master forwards the framework's ACK: at least once, in order per
+task, as Mesos's status update manager does. With a work dir, tasks and
+their unacknowledged updates are written to disk and survive a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import os
+import shutil
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scylla_singa.common.files import read_json, write_json_atomic
+from scylla_singa.common.transition_table import Event, Instruction, InvalidTransition
+from scylla_singa.mesos.api.fields import new_id, value
+from scylla_singa.mesos.api.protocol import make_status, new_uuid_b64
+from scylla_singa.mesos.api.resources import Resources
+from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
+from .fetcher import FetchError, fetch_all
+from .task_lifecycle import TaskLifecycle
+from .task_runner import AgentTask, TaskRunner
+
+log = logging.getLogger(__name__)
+Send = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class AgentInfo:
+    """What an agent tells the master about itself."""
+
+    hostname: str
+    resources: Resources
+    attributes: list[dict[str, Any]] = field(default_factory=list)
+    port: int = 0
+    ip: str = "127.0.0.1"
+
+
+class AgentCore:
+    """Tasks of one agent. `send` delivers a message to the master (or drops it when offline)."""
+
+    def __init__(self, info: AgentInfo, runner: TaskRunner, *, work_dir: Path | None = None,
+                 agent_id: str | None = None, retry_interval: float = 10.0, hdfs_url: str | None = None,
+                 default_grace: float = 3.0) -> None:
+        self.info = info
+        self.runner = runner
+        self.work_dir = work_dir
+        self.agent_id = agent_id
+        self.ref = new_id("ref-")
+        self.retry_interval = retry_interval
+        self.hdfs_url = hdfs_url
+        self.default_grace = default_grace
+        self.tasks: dict[tuple[str, str], AgentTask] = {}
+        self.completed: deque[AgentTask] = deque(maxlen=500)
+        self.send: Send | None = None
+        self.registered = False
+        self.healthy = True           # False while the containerizer (the Docker engine) does not answer
+        self.health_message = ""
+        self._bg: set[asyncio.Task] = set()
+
+    # ---- registration ---------------------------------------------------
+    def registration(self) -> dict[str, Any]:
+        """The REGISTER message: who we are and every task we still hold."""
+        agent: dict[str, Any] = {"hostname": self.info.hostname, "port": self.info.port, "ip": self.info.ip,
+                                 "resources": self.info.resources.to_json(), "attributes": self.info.attributes}
+        if not self.healthy:
+            agent["healthy"], agent["health"] = False, self.health_message
+        if self.agent_id:
+            agent["agent_id"] = self.agent_id
+            agent["tasks"] = [{"framework_id": t.framework_id, "framework": t.framework, "task": t.info,
+                               "state": t.state, "status": t.last_status} for t in self.tasks.values()]
+        return {"type": "REGISTER", "ref": self.ref, "agent": agent}
+
+    def on_registered(self, agent_id: str) -> None:
+        """The master accepted us: remember the id and resend every pending update."""
+        self.agent_id = agent_id
+        self.registered = True
+        if self.work_dir:
+            write_json_atomic(self.work_dir / "meta" / "agent.json", {"agent_id": agent_id})
+        for task in self.tasks.values():
+            if task.pending:
+                self._send_head(task)
+
+    def on_refused(self, message: str) -> None:
+        """The master removed us earlier: kill everything and register as a new agent."""
+        log.warning("agent %s refused by the master: %s", self.agent_id, message)
+        for task in list(self.tasks.values()):
+            self._spawn(self.runner.kill(task, 0.0, lambda e, t=task: self._event(t, e)))
+        self.tasks.clear()
+        self.agent_id = None
+        self.registered = False
+
+    def disconnected(self) -> None:
+        self.registered = False
+
+    def set_health(self, healthy: bool, message: str = "") -> None:
+        """The containerizer stopped (or resumed) working: tell the master, which stops (or resumes)
+        offering this agent's resources. Idempotent."""
+        if healthy == self.healthy:
+            return
+        self.healthy, self.health_message = healthy, ("" if healthy else message)
+        log.warning("agent %s is %s%s", self.agent_id, "healthy again" if healthy else "unhealthy",
+                    f": {message}" if message and not healthy else "")
+        if self.registered and self.send is not None:
+            self.send({"type": "AGENT_HEALTH", "agent_id": self.agent_id, "healthy": healthy,
+                       "message": self.health_message})
+
+    # ---- messages from the master ---------------------------------------
+    def on_message(self, msg: dict[str, Any]) -> None:
+        kind = msg.get("type")
+        if kind == "RUN_TASK":
+            self._run_task(msg)
+        elif kind == "KILL_TASK":
+            task = self.tasks.get((msg.get("framework_id"), msg.get("task_id")))
+            if task is not None:
+                grace = msg.get("grace_s")
+                self._event(task, Event("kill", {"grace_s": self.default_grace if grace is None else grace}))
+        elif kind == "ACK":
+            self._ack(msg)
+        elif kind == "SHUTDOWN_FRAMEWORK":
+            for task in [t for t in self.tasks.values() if t.framework_id == msg.get("framework_id")]:
+                self._event(task, Event("kill", {"grace_s": self.default_grace}))
+
+    def _run_task(self, msg: dict[str, Any]) -> None:
+        info = msg.get("task") or {}
+        key = (msg.get("framework_id"), value(info.get("task_id")))
+        if not all(key) or key in self.tasks:
+            return
+        task = AgentTask(key[0], msg.get("framework") or {}, info, TaskLifecycle(key[1]), new_id())
+        task.agent_id = self.agent_id or ""
+        self.tasks[key] = task
+        self._save(task)
+        task.launch = self._spawn(self._launch(task))
+
+    async def _launch(self, task: AgentTask) -> None:
+        emit = self._emitter(task)
+        try:
+            if self.runner.needs_sandbox and self.work_dir is not None:
+                task.sandbox = self._make_sandbox(task)
+                self._save(task)
+                uris = (task.info.get("command") or {}).get("uris") or []
+                await fetch_all(uris, task.sandbox, self.hdfs_url)
+            await self.runner.launch(task, emit)
+        except FetchError as exc:
+            emit(Event("launch_failed", {"reason": "REASON_CONTAINER_LAUNCH_FAILED",
+                                         "message": f"Failed to fetch URIs: {exc}"}))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any runner failure fails the task, not the agent
+            log.exception("launch of task %s failed", task.task_id)
+            emit(Event("launch_failed", {"message": f"Failed to launch: {exc}"}))
+
+    def _make_sandbox(self, task: AgentTask) -> Path:
+        path = (self.work_dir / "slaves" / (self.agent_id or "unregistered") / "frameworks" / _safe(task.framework_id)
+                / "executors" / _safe(task.task_id) / "runs" / task.container_id)
+        path.mkdir(parents=True, exist_ok=True)
+        os.chmod(path, 0o777)  # the container's non-root user writes here
+        for name in ("stdout", "stderr"):
+            (path / name).touch()
+            os.chmod(path / name, 0o666)
+        return path
+
+    # ---- lifecycle ----------------------------------------------------
+    def _emitter(self, task: AgentTask) -> Callable[[Event], None]:
+        return lambda event: self._event(task, event)
+
+    def _event(self, task: AgentTask, event: Event) -> None:
+        try:
+            instructions = task.lifecycle.handle(event)
+        except InvalidTransition as exc:
+            log.error("%s", exc)
+            return
+        for ins in instructions:
+            self._execute(task, ins, event)
+        self._save(task)
+
+    def _execute(self, task: AgentTask, ins: Instruction, event: Event) -> None:
+        if ins.kind == "update":
+            if ins.data["state"] == "TASK_KILLING" and not _capable(task.framework, "TASK_KILLING_STATE"):
+                return
+            self._update(task, ins.data)
+        elif ins.kind == "stop":
+            task.kill_requested = True
+            self._spawn(self.runner.kill(task, float(event.data.get("grace_s", self.default_grace)),
+                                         self._emitter(task)))
+        elif ins.kind == "cancel":
+            if task.launch is not None:
+                task.launch.cancel()
+        elif ins.kind == "cleanup":
+            task.finished_at = time.time()
+            self._spawn(self.runner.cleanup(task))
+
+    def _update(self, task: AgentTask, data: dict[str, Any]) -> None:
+        status = make_status(task.task_id, data["state"], agent_id=self.agent_id, reason=data.get("reason"),
+                             message=data.get("message"), uuid_b64=new_uuid_b64(),
+                             container_status=data.get("container_status"),
+                             executor_id=task.task_id)
+        task.last_status = status
+        task.pending.append(status)
+        if len(task.pending) == 1:
+            self._send_head(task)
+
+    def _send_head(self, task: AgentTask) -> None:
+        if not task.pending or not self.registered or self.send is None:
+            return
+        head = task.pending[0]
+        head["agent_id"] = {"value": self.agent_id}
+        task.last_sent = time.monotonic()
+        task.send_count += 1
+        self.send({"type": "STATUS", "agent_id": self.agent_id, "framework_id": task.framework_id,
+                   "status": head})
+
+    def _ack(self, msg: dict[str, Any]) -> None:
+        task = self.tasks.get((msg.get("framework_id"), msg.get("task_id")))
+        if task is None or not task.pending or task.pending[0].get("uuid") != msg.get("uuid"):
+            return  # a duplicate or stale ACK
+        task.pending.pop(0)
+        if task.pending:
+            self._send_head(task)
+        elif task.state in TERMINAL_TASK_STATES:
+            self._complete(task)
+            return
+        self._save(task)
+
+    def _complete(self, task: AgentTask) -> None:
+        self.tasks.pop(task.key, None)
+        self.completed.append(task)
+        if self.work_dir and self.agent_id:
+            self._task_file(task).unlink(missing_ok=True)
+
+    def retry(self, now: float | None = None) -> None:
+        """Resend the oldest unacknowledged update of every task whose last send is older than the interval."""
+        now = time.monotonic() if now is None else now
+        for task in self.tasks.values():
+            if task.pending and now - task.last_sent >= self.retry_interval:
+                self._send_head(task)
+
+    # ---- persistence and recovery ---------------------------------------
+    def _task_file(self, task: AgentTask) -> Path:
+        digest = hashlib.sha1(f"{task.framework_id}/{task.task_id}".encode()).hexdigest()
+        return self.work_dir / "meta" / "tasks" / f"{digest}.json"
+
+    def _save(self, task: AgentTask) -> None:
+        if self.work_dir is not None and task.key in self.tasks:
+            write_json_atomic(self._task_file(task), task.to_json())
+
+    async def recover(self) -> None:
+        """Load the agent id and tasks from the work dir and let the runner follow them again."""
+        if self.work_dir is None:
+            return
+        meta = read_json(self.work_dir / "meta" / "agent.json", {}) or {}
+        self.agent_id = meta.get("agent_id")
+        for path in sorted((self.work_dir / "meta" / "tasks").glob("*.json")):
+            data = read_json(path)
+            if not data:
+                continue
+            task = AgentTask.from_json(data)
+            task.agent_id = self.agent_id or ""
+            self.tasks[task.key] = task
+            if task.state not in TERMINAL_TASK_STATES:
+                await self.runner.recover(task, self._emitter(task))
+
+    async def shutdown(self, kill: bool = True) -> None:
+        """Stop background work; with `kill`, stop every task's container/process first."""
+        if kill:
+            await self.runner.shutdown()
+        for t in list(self._bg):
+            t.cancel()
+        await asyncio.gather(*self._bg, return_exceptions=True)
+
+    def gc(self, delay_s: float, now: float | None = None) -> int:
+        """Remove sandboxes of tasks that ended more than `delay_s` ago; how many were removed."""
+        now = time.time() if now is None else now
+        removed = 0
+        for task in list(self.completed):
+            if task.sandbox and task.finished_at and now - task.finished_at > delay_s and task.sandbox.exists():
+                shutil.rmtree(task.sandbox, ignore_errors=True)
+                removed += 1
+        return removed
+
+    def _spawn(self, coro) -> asyncio.Task:
+        t = asyncio.ensure_future(coro)
+        self._bg.add(t)
+        t.add_done_callback(self._bg.discard)
+        return t
+
+
+def _capable(framework: dict[str, Any], name: str) -> bool:
+    return any(c.get("type") == name for c in framework.get("capabilities") or [])
+
+
+def _safe(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)[:200] or "_"

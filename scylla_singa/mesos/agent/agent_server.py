@@ -1,0 +1,180 @@
+"""A Mesos-compatible agent: runs tasks in Docker (or as processes, or simulated), serves its sandboxes.
+
+`Agent(config)` on a running asyncio loop: `await start()` recovers tasks
+from the work dir, binds the HTTP endpoints and registers with the master;
+`await stop(kill=True)` stops (removing its containers when `kill`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import shutil
+import socket
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from scylla_singa.common.home import scylla_home
+from scylla_singa.mesos.api.resources import Resources, parse_attributes
+from .agent_core import AgentCore, AgentInfo
+from .agent_http import AgentHTTP
+from .master_link import MasterLink
+from .process_runner import ProcessRunner
+from .simulated_runner import SimulatedRunner
+from .task_runner import CompositeRunner, TaskRunner
+
+
+log = logging.getLogger(__name__)
+DEFAULT_PORTS = "[31000-32000]"
+
+
+def default_resources(work_dir: Path | None = None) -> str:
+    """What this machine has, as Mesos computes it: all CPUs, memory less min(1 GB, half), free disk."""
+    cpus = os.cpu_count() or 1
+    try:
+        total_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1024 * 1024)
+    except (ValueError, OSError):
+        total_mb = 2048
+    mem = max(32, total_mb - min(1024, total_mb // 2))
+    try:
+        disk = shutil.disk_usage(work_dir or tempfile.gettempdir()).free // (1024 * 1024)
+    except OSError:
+        disk = 10240
+    disk = max(0, disk - min(5120, disk // 2))
+    return f"cpus:{cpus};mem:{mem};disk:{disk};ports:{DEFAULT_PORTS}"
+
+
+def resources_with_defaults(text: str | None, work_dir: Path | None) -> Resources:
+    """`--resources` text; missing cpus/mem/disk/ports are filled in from the machine."""
+    given = Resources.parse(text or "")
+    machine = Resources.parse(default_resources(work_dir))
+    scalars = {k: v for k, v in machine.scalars.items() if k not in given.scalars}
+    ranges = {k: v for k, v in machine.ranges.items() if k not in given.ranges}
+    return given + Resources(scalars, ranges)
+
+
+@dataclass
+class AgentConfig:
+    """The agent's flags (see `scylla-singa agent --help`)."""
+
+    master: str
+    host: str = "127.0.0.1"
+    port: int = 5051
+    hostname: str | None = None
+    advertise_ip: str | None = None
+    resources: str | None = None
+    attributes: str | None = None
+    work_dir: Path | None = None
+    docker_host: str | None = None
+    use_docker: bool = True
+    simulate: bool = False
+    allowed_host_paths: list[Path] = field(default_factory=lambda: [scylla_home() / "jobs"])
+    hdfs: str | None = None
+    retry_interval: float = 10.0
+    gc_delay: float = 7 * 86400.0
+    default_grace: float = 3.0
+    ping_timeout: float = 75.0       # until the master says its own (REGISTERED.ping_timeout_s)
+    engine_check_interval: float = 2.0
+
+
+class Agent:
+    """One agent with its own HTTP server and master link."""
+
+    def __init__(self, config: AgentConfig, docker_client: Any = None) -> None:
+        self.cfg = config
+        self.work_dir = Path(config.work_dir or tempfile.mkdtemp(prefix="scylla-agent-"))
+        self._docker_client = docker_client
+        self.docker_runner = None
+        self.core: AgentCore | None = None
+        self.link: MasterLink | None = None
+        self._runner: web.AppRunner | None = None
+        self._gc: asyncio.Task | None = None
+        self._watch: asyncio.Task | None = None
+
+    @property
+    def address(self) -> str:
+        return f"{self.cfg.advertise_ip or self.cfg.host}:{self.cfg.port}"
+
+    @property
+    def agent_id(self) -> str | None:
+        return self.core.agent_id if self.core else None
+
+    def _runner_for(self) -> TaskRunner:
+        if self.cfg.simulate:
+            return SimulatedRunner()
+        docker_runner = None
+        if self.cfg.use_docker:
+            from .docker_runner import DockerRunner  # the Docker SDK only when needed
+            client = self._docker_client
+            if client is None:
+                import docker
+                client = (docker.DockerClient(base_url=self.cfg.docker_host, timeout=120) if self.cfg.docker_host
+                          else docker.from_env(timeout=120))
+                self._docker_client = client
+            docker_runner = DockerRunner(client, list(self.cfg.allowed_host_paths))
+            self.docker_runner = docker_runner
+        return CompositeRunner(docker_runner, ProcessRunner(self.cfg.advertise_ip or self.cfg.host))
+
+    async def start(self) -> None:
+        """Recover, serve HTTP (port 0 picks one), connect to the master."""
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        hostname = self.cfg.hostname or socket.gethostname()
+        info = AgentInfo(hostname, resources_with_defaults(self.cfg.resources, self.work_dir),
+                         parse_attributes(self.cfg.attributes or ""), 0, self.cfg.advertise_ip or self.cfg.host)
+        self.core = AgentCore(info, self._runner_for(), work_dir=self.work_dir,
+                              retry_interval=self.cfg.retry_interval, hdfs_url=self.cfg.hdfs,
+                              default_grace=self.cfg.default_grace)
+        if self.docker_runner is not None:
+            self.docker_runner.health_listener = self.core.set_health
+        await self.core.recover()
+        flags = {"master": self.cfg.master, "work_dir": str(self.work_dir), "hostname": hostname,
+                 "resources": self.cfg.resources or "", "attributes": self.cfg.attributes or "",
+                 "start_time": time.time()}
+        http = AgentHTTP(self.core, [self.work_dir / "slaves"], flags)
+        self._runner = web.AppRunner(http.app(), access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.cfg.host, self.cfg.port, reuse_address=True)
+        await site.start()
+        self.cfg.port = self._runner.addresses[0][1]
+        info.port = self.cfg.port
+        self.link = MasterLink(self.cfg.master, [self.core], ping_timeout=self.cfg.ping_timeout)
+        self.link.start()
+        self._gc = asyncio.ensure_future(self._gc_loop())
+        if self.docker_runner is not None:
+            self._watch = asyncio.ensure_future(self._engine_watch())
+
+    async def _engine_watch(self) -> None:
+        """Keep the master told whether the Docker engine answers (an agent without one offers nothing)."""
+        runner = self.docker_runner
+        while True:
+            await asyncio.sleep(self.cfg.engine_check_interval)
+            ok = await runner.engine_answers()
+            if ok:
+                await runner.engine_back()  # nothing to do unless removals failed while it was down
+            self.core.set_health(ok, "" if ok else "The Docker engine does not answer")
+
+    async def _gc_loop(self) -> None:
+        while True:
+            await asyncio.sleep(min(60.0, max(1.0, self.cfg.gc_delay / 10)))
+            self.core.gc(self.cfg.gc_delay)
+
+    async def stop(self, kill: bool = True) -> None:
+        """Disconnect and stop serving; with `kill`, remove every container/process of this agent. Idempotent."""
+        for t in (self._gc, self._watch):
+            if t:
+                t.cancel()
+        if self.link:
+            await self.link.stop()
+        if self.core:
+            await self.core.shutdown(kill=kill)
+        if self._runner:
+            runner, self._runner = self._runner, None
+            await runner.cleanup()
+        if self.docker_runner is not None:
+            self.docker_runner.close()

@@ -1,0 +1,107 @@
+"""Tasks without a ContainerInfo: a plain process in the sandbox (Mesos containerizer, no isolation).
+
+shell=true runs `/bin/sh -c value`; shell=false executes `value` with
+`arguments` as its argv. stdout/stderr go to the sandbox's files. A kill
+sends SIGTERM to the process group, then SIGKILL after the grace period.
+Such tasks do not survive an agent restart (they are reported FAILED).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from typing import Any
+
+from scylla_singa.common.transition_table import Event
+from scylla_singa.contracts import ENV_TASK_ID
+from scylla_singa.mesos.api.protocol import container_status
+from .task_runner import AgentTask, Emit, TaskRunner
+
+
+class ProcessRunner(TaskRunner):
+    """Runs command tasks as child processes of the agent."""
+
+    def __init__(self, ip: str = "127.0.0.1") -> None:
+        self.ip = ip
+        self._procs: dict[str, asyncio.subprocess.Process] = {}
+
+    async def launch(self, task: AgentTask, emit: Emit) -> None:
+        command = task.info.get("command") or {}
+        argv, executable = _argv(command)
+        if not argv:
+            emit(Event("invalid", {"message": "CommandInfo has no value to run"}))
+            return
+        emit(Event("starting"))
+        sandbox = task.sandbox
+        with open(sandbox / "stdout", "ab") as out, open(sandbox / "stderr", "ab") as err:
+            try:
+                proc = await asyncio.create_subprocess_exec(
+                    *argv, executable=executable, cwd=sandbox, env=_env(task, command), stdout=out,
+                    stderr=err, stdin=asyncio.subprocess.DEVNULL, start_new_session=True)
+            except OSError as exc:
+                emit(Event("launch_failed", {"message": f"Failed to launch command: {exc}"}))
+                return
+        task.handle = proc
+        self._procs[task.container_id] = proc
+        emit(Event("running", {"container_status": container_status(task.container_id, self.ip, None)}))
+        try:
+            code = await proc.wait()
+        finally:
+            self._procs.pop(task.container_id, None)
+        emit(Event("exited", {"code": _exit_code(code), "message": _exit_message(code)}))
+
+    async def kill(self, task: AgentTask, grace_s: float, emit: Emit) -> None:
+        proc = task.handle
+        if proc is None:
+            if task.launch is not None:
+                task.launch.cancel()
+            emit(Event("stopped"))
+            return
+        _signal(proc, signal.SIGTERM)
+        try:
+            await asyncio.wait_for(asyncio.shield(proc.wait()), grace_s)
+        except asyncio.TimeoutError:
+            _signal(proc, signal.SIGKILL)
+
+    async def shutdown(self) -> None:
+        for proc in list(self._procs.values()):
+            _signal(proc, signal.SIGKILL)
+
+
+def _argv(command: dict[str, Any]) -> tuple[list[str], str | None]:
+    value = command.get("value")
+    if command.get("shell", True):
+        return (["/bin/sh", "-c", value] if value else []), None
+    args = [str(a) for a in command.get("arguments") or []]
+    if not value:
+        return [], None
+    return (args or [value]), value
+
+
+def _env(task: AgentTask, command: dict[str, Any]) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({ENV_TASK_ID: task.task_id, "MESOS_FRAMEWORK_ID": task.framework_id,
+                "MESOS_AGENT_ID": task.agent_id,
+                "MESOS_SANDBOX": str(task.sandbox), "MESOS_DIRECTORY": str(task.sandbox)})
+    for var in (command.get("environment") or {}).get("variables") or []:
+        if isinstance(var, dict) and var.get("name"):
+            env[var["name"]] = str(var.get("value", ""))
+    return env
+
+
+def _signal(proc: asyncio.subprocess.Process, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _exit_code(code: int) -> int:
+    return 128 - code if code < 0 else code
+
+
+def _exit_message(code: int) -> str:
+    if code < 0:
+        return f"Command terminated with signal {signal.Signals(-code).name}"
+    return f"Command exited with status {code}"

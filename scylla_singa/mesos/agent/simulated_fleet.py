@@ -1,0 +1,44 @@
+"""Many simulated agents in one event loop, on one connection to the master (scale tests).
+
+Per agent: one `AgentCore` (a few dicts) and no sockets, servers or files;
+the master sees ordinary agents. `SimulatedFleet(master, count, ...)`:
+`await start()`, `await wait_registered(timeout)`, `await stop()`.
+"""
+
+from __future__ import annotations
+
+from scylla_singa.common.waiting import wait_until_async
+from scylla_singa.mesos.api.resources import Resources, parse_attributes
+from .agent_core import AgentCore, AgentInfo
+from .master_link import MasterLink
+from .simulated_runner import SimulatedRunner
+
+DEFAULT_SIM_RESOURCES = "cpus:4;mem:8192;disk:10240;ports:[31000-32000]"
+
+
+class SimulatedFleet:
+    """`count` simulated agents named `<prefix>-<i>`, sharing one SimulatedRunner and one link."""
+
+    def __init__(self, master: str, count: int, resources: str = DEFAULT_SIM_RESOURCES,
+                 attributes: str = "", hostname_prefix: str = "sim", retry_interval: float = 10.0,
+                 ping_timeout: float = 75.0) -> None:
+        runner = SimulatedRunner()
+        res = Resources.parse(resources)
+        attrs = parse_attributes(attributes)
+        self.cores = [AgentCore(AgentInfo(f"{hostname_prefix}-{i}", res, attrs), runner,
+                                retry_interval=retry_interval) for i in range(count)]
+        self.link = MasterLink(master, self.cores, ping_timeout=ping_timeout)
+
+    async def start(self) -> None:
+        self.link.start()
+
+    async def wait_registered(self, timeout: float = 30.0) -> None:
+        """Until every agent has an id from the master; TimeoutError (naming how many did) after `timeout`."""
+        await wait_until_async(lambda: all(c.registered for c in self.cores), timeout,
+                               f"{len(self.cores)} simulated agents to register",
+                               explain=lambda: f"{sum(c.registered for c in self.cores)} registered")
+
+    async def stop(self) -> None:
+        await self.link.stop()
+        for core in self.cores:
+            await core.shutdown(kill=True)

@@ -1,0 +1,134 @@
+"""What an agent runs tasks with: the TaskRunner interface and the per-task record it works on.
+
+A runner turns a task into events for the task's lifecycle (`starting`,
+`running`, `exited`, `launch_failed`, `invalid`, `stopped`, `lost`) by
+calling `emit`; it never sends status updates itself. `launch` runs for
+the task's whole life (the agent cancels it to abandon a launch).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scylla_singa.common.transition_table import Event
+from scylla_singa.mesos.api.fields import value
+from .task_lifecycle import TaskLifecycle
+
+Emit = Callable[[Event], None]
+
+
+@dataclass
+class AgentTask:
+    """A task on an agent: its TaskInfo, lifecycle, sandbox and unacknowledged status updates."""
+
+    framework_id: str
+    framework: dict[str, Any]
+    info: dict[str, Any]
+    lifecycle: TaskLifecycle
+    container_id: str
+    sandbox: Path | None = None
+    pending: list[dict[str, Any]] = field(default_factory=list)   # status updates awaiting ACK, oldest first
+    last_status: dict[str, Any] | None = None
+    last_sent: float = 0.0
+    send_count: int = 0
+    finished_at: float | None = None
+    launch: asyncio.Task | None = None
+    handle: Any = None          # runner-private (container, process, timer)
+    kill_requested: bool = False
+    agent_id: str = ""
+
+    @property
+    def task_id(self) -> str:
+        return value(self.info.get("task_id")) or ""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.framework_id, self.task_id)
+
+    @property
+    def state(self) -> str:
+        return self.lifecycle.state
+
+    def to_json(self) -> dict[str, Any]:
+        """What survives an agent restart."""
+        return {"framework_id": self.framework_id, "framework": self.framework, "task": self.info,
+                "state": self.state, "container_id": self.container_id,
+                "sandbox": str(self.sandbox) if self.sandbox else None, "pending": self.pending,
+                "last_status": self.last_status, "finished_at": self.finished_at}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> AgentTask:
+        info = data["task"]
+        task = cls(data["framework_id"], data.get("framework") or {}, info,
+                   TaskLifecycle(value(info.get("task_id")) or "", data.get("state", "TASK_STAGING")),
+                   data.get("container_id") or "", Path(data["sandbox"]) if data.get("sandbox") else None)
+        task.pending = list(data.get("pending") or [])
+        task.last_status = data.get("last_status")
+        task.finished_at = data.get("finished_at")
+        return task
+
+
+class TaskRunner(ABC):
+    """Runs tasks of one kind (Docker, plain process, simulated)."""
+
+    needs_sandbox = True
+
+    @abstractmethod
+    async def launch(self, task: AgentTask, emit: Emit) -> None:
+        """Start the task and follow it to its end, emitting lifecycle events."""
+
+    @abstractmethod
+    async def kill(self, task: AgentTask, grace_s: float, emit: Emit) -> None:
+        """Stop the task (SIGTERM, then SIGKILL after grace); the end is reported by `launch` or `stopped`."""
+
+    async def cleanup(self, task: AgentTask) -> None:
+        """Remove what the task left (its container); the sandbox stays for the garbage collector."""
+
+    async def recover(self, task: AgentTask, emit: Emit) -> None:
+        """After an agent restart: follow the task again, or emit `lost`/`exited` if it ended meanwhile."""
+        emit(Event("lost", {"reason": "REASON_AGENT_RESTARTED",
+                            "message": "The agent restarted and this kind of task does not survive that"}))
+
+    async def shutdown(self) -> None:
+        """Kill everything this runner started (used when an embedded cluster stops)."""
+
+
+class CompositeRunner(TaskRunner):
+    """Docker tasks to one runner, command tasks (no ContainerInfo) to another."""
+
+    def __init__(self, docker: TaskRunner | None, process: TaskRunner) -> None:
+        self.docker = docker
+        self.process = process
+
+    def pick(self, task: AgentTask) -> TaskRunner:
+        is_docker = (task.info.get("container") or {}).get("type") == "DOCKER"
+        if is_docker and self.docker is None:
+            raise RuntimeError("this agent has no Docker engine (start it with --docker-host)")
+        return self.docker if is_docker else self.process
+
+    async def launch(self, task: AgentTask, emit: Emit) -> None:
+        try:
+            runner = self.pick(task)
+        except RuntimeError as exc:
+            emit(Event("launch_failed", {"message": str(exc)}))
+            return
+        await runner.launch(task, emit)
+
+    async def kill(self, task: AgentTask, grace_s: float, emit: Emit) -> None:
+        await self.pick(task).kill(task, grace_s, emit)
+
+    async def cleanup(self, task: AgentTask) -> None:
+        await self.pick(task).cleanup(task)
+
+    async def recover(self, task: AgentTask, emit: Emit) -> None:
+        await self.pick(task).recover(task, emit)
+
+    async def shutdown(self) -> None:
+        for r in (self.docker, self.process):
+            if r is not None:
+                await r.shutdown()

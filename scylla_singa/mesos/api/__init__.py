@@ -1,0 +1,15 @@
+"""The public Mesos v1 API as this project speaks it: shared by the master and the agent.
+
+    recordio         RecordIO framing of the scheduler's event stream (sans I/O)
+    protocol         the agent <-> master messages, TaskStatus and UPDATE shapes, the endpoint paths
+    resources        Mesos resources (scalars, ranges, sets) and attributes, JSON and text forms
+    task_states      Mesos's task states: the ONE terminal set, the active ones, the metric counters
+    container_info   the ContainerInfo rules a task must pass (the master checks, the agent applies)
+    leader_znodes    where the leading master is published in ZooKeeper (json.info_<seq>)
+    fields           small helpers over Mesos JSON (`{"value": ...}` ids), the API version we answer
+
+Nothing here knows the master's or the agent's state: `master` and `agent`
+both build on this package and never on each other (lint-imports checks it).
+Own-written Mesos .proto files and their generated modules are to go in
+`api/proto/`.
+"""

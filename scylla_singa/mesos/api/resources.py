@@ -1,0 +1,265 @@
+"""Mesos resources (scalars, ranges, sets) and agent attributes.
+
+`Resources` is an immutable value: `+`, `-`, `contains`, JSON in and out in
+Mesos's shape, and Mesos's text form (`cpus:4;mem:8192;ports:[31000-32000];
+gpus_ids:{a,b}`). Reservations are not modelled: everything is role `*`.
+Scalars keep three decimals, as Mesos's fixed-point arithmetic does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from scylla_singa.common.resource_text import ResourceTextError, resource_items
+
+Range = tuple[int, int]
+
+MIN_CPUS = 0.01   # Mesos's smallest allocatable CPU share
+MIN_MEM = 32.0    # ... and memory (MB)
+
+
+class ResourceError(ValueError):
+    """A resource or attribute text/JSON could not be understood; the message says which part."""
+
+
+def _round(x: float) -> float:
+    return round(x, 3)
+
+
+def _merge(ranges: Iterable[Range]) -> tuple[Range, ...]:
+    out: list[list[int]] = []
+    for b, e in sorted(ranges):
+        if out and b <= out[-1][1] + 1:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([b, e])
+    return tuple((b, e) for b, e in out)
+
+
+def _subtract_ranges(have: tuple[Range, ...], take: tuple[Range, ...]) -> tuple[Range, ...]:
+    out = list(have)
+    for tb, te in take:
+        nxt: list[Range] = []
+        for b, e in out:
+            if te < b or tb > e:
+                nxt.append((b, e))
+                continue
+            if b < tb:
+                nxt.append((b, tb - 1))
+            if te < e:
+                nxt.append((te + 1, e))
+        out = nxt
+    return tuple(out)
+
+
+def _ranges_contain(have: tuple[Range, ...], want: tuple[Range, ...]) -> bool:
+    return all(any(b <= wb and we <= e for b, e in have) for wb, we in want)
+
+
+class Resources:
+    """An immutable bag of named scalar, range and set resources."""
+
+    __slots__ = ("scalars", "ranges", "sets")
+
+    def __init__(self, scalars: Mapping[str, float] | None = None,
+                 ranges: Mapping[str, Iterable[Range]] | None = None,
+                 sets: Mapping[str, Iterable[str]] | None = None) -> None:
+        self.scalars: dict[str, float] = {k: _round(v) for k, v in (scalars or {}).items() if _round(v) > 0}
+        self.ranges: dict[str, tuple[Range, ...]] = {}
+        for k, v in (ranges or {}).items():
+            merged = _merge(v)
+            if merged:
+                self.ranges[k] = merged
+        self.sets: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in (sets or {}).items() if v}
+
+    # ---- construction -------------------------------------------------
+    @classmethod
+    def parse(cls, text: str) -> Resources:
+        """Mesos's text form, `;`-separated: `cpus:4;mem:8192;ports:[31000-32000];ids:{a,b}`."""
+        scalars: dict[str, float] = {}
+        ranges: dict[str, list[Range]] = {}
+        sets: dict[str, set[str]] = {}
+        try:
+            items = resource_items(text)
+        except ResourceTextError as exc:
+            raise ResourceError(str(exc)) from None
+        for name, val, part in items:
+            if val.startswith("["):
+                ranges.setdefault(name, []).extend(_parse_ranges(name, val))
+            elif val.startswith("{"):
+                sets.setdefault(name, set()).update(x.strip() for x in val.strip("{}").split(",") if x.strip())
+            else:
+                try:
+                    scalars[name] = scalars.get(name, 0.0) + float(val)
+                except ValueError:
+                    raise ResourceError(f"bad resource {part!r}: {val!r} is not a number, [ranges] or {{set}}") from None
+        return cls(scalars, ranges, sets)
+
+    @classmethod
+    def from_json(cls, items: Iterable[Mapping[str, Any]] | None) -> Resources:
+        """From a Mesos `Resource` list; raises ResourceError on malformed entries."""
+        scalars: dict[str, float] = {}
+        ranges: dict[str, list[Range]] = {}
+        sets: dict[str, set[str]] = {}
+        for r in items or ():
+            if not isinstance(r, Mapping) or not isinstance(r.get("name"), str):
+                raise ResourceError(f"bad resource {r!r}: needs a name")
+            name, kind = r["name"], r.get("type", "SCALAR")
+            try:
+                if kind == "SCALAR":
+                    scalars[name] = scalars.get(name, 0.0) + float(r["scalar"]["value"])
+                elif kind == "RANGES":
+                    ranges.setdefault(name, []).extend(
+                        (int(x["begin"]), int(x["end"])) for x in r["ranges"].get("range", []))
+                elif kind == "SET":
+                    sets.setdefault(name, set()).update(str(x) for x in r["set"].get("item", []))
+                else:
+                    raise ResourceError(f"resource {name!r} has unknown type {kind!r}")
+            except (KeyError, TypeError, ValueError, AttributeError):
+                raise ResourceError(f"resource {name!r} of type {kind} is malformed: {r!r}") from None
+            if kind == "SCALAR" and float(r["scalar"]["value"]) < 0:
+                raise ResourceError(f"resource {name!r} is negative")
+        return cls(scalars, ranges, sets)
+
+    def to_json(self, role: str = "*") -> list[dict[str, Any]]:
+        """A Mesos `Resource` list (scalars first, in a stable order)."""
+        out: list[dict[str, Any]] = []
+        for k in sorted(self.scalars, key=_order):
+            out.append({"name": k, "type": "SCALAR", "scalar": {"value": self.scalars[k]}, "role": role})
+        for k in sorted(self.ranges):
+            rng = [{"begin": b, "end": e} for b, e in self.ranges[k]]
+            out.append({"name": k, "type": "RANGES", "ranges": {"range": rng}, "role": role})
+        for k in sorted(self.sets):
+            out.append({"name": k, "type": "SET", "set": {"item": sorted(self.sets[k])}, "role": role})
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The flat shape of Mesos's /master/state: {"cpus": 4.0, "ports": "[31000-32000]", ...}."""
+        out: dict[str, Any] = {k: self.scalars.get(k, 0.0) for k in ("cpus", "mem", "disk", "gpus")}
+        out.update(self.scalars)
+        for k, v in self.ranges.items():
+            out[k] = "[" + ", ".join(f"{b}-{e}" for b, e in v) + "]"
+        for k, v in self.sets.items():
+            out[k] = "{" + ",".join(sorted(v)) + "}"
+        return out
+
+    # ---- algebra ------------------------------------------------------
+    def __add__(self, other: Resources) -> Resources:
+        scalars = dict(self.scalars)
+        for k, v in other.scalars.items():
+            scalars[k] = scalars.get(k, 0.0) + v
+        ranges = {k: list(v) for k, v in self.ranges.items()}
+        for k, v in other.ranges.items():
+            ranges.setdefault(k, []).extend(v)
+        sets = {k: set(v) for k, v in self.sets.items()}
+        for k, v in other.sets.items():
+            sets.setdefault(k, set()).update(v)
+        return Resources(scalars, ranges, sets)
+
+    def __sub__(self, other: Resources) -> Resources:
+        """Remove `other`; what `self` does not hold is ignored (never negative)."""
+        scalars = {k: v - other.scalars.get(k, 0.0) for k, v in self.scalars.items()}
+        ranges = {k: _subtract_ranges(v, other.ranges.get(k, ())) for k, v in self.ranges.items()}
+        sets = {k: v - other.sets.get(k, frozenset()) for k, v in self.sets.items()}
+        return Resources(scalars, ranges, sets)
+
+    def contains(self, other: Resources) -> bool:
+        """True when every part of `other` is in `self`."""
+        if any(self.scalars.get(k, 0.0) + 1e-9 < v for k, v in other.scalars.items()):
+            return False
+        if any(not _ranges_contain(self.ranges.get(k, ()), v) for k, v in other.ranges.items()):
+            return False
+        return all(v <= self.sets.get(k, frozenset()) for k, v in other.sets.items())
+
+    def is_empty(self) -> bool:
+        return not (self.scalars or self.ranges or self.sets)
+
+    def allocatable(self) -> bool:
+        """Mesos's minimum allocatable: at least 0.01 CPU or 32 MB of memory."""
+        return self.scalars.get("cpus", 0.0) >= MIN_CPUS or self.scalars.get("mem", 0.0) >= MIN_MEM
+
+    def scalar(self, name: str) -> float:
+        return self.scalars.get(name, 0.0)
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Resources) and self.scalars == other.scalars
+                and self.ranges == other.ranges and self.sets == other.sets)
+
+    def __hash__(self) -> int:
+        return hash((tuple(sorted(self.scalars.items())), tuple(sorted(self.ranges.items()))))
+
+    def __bool__(self) -> bool:
+        return not self.is_empty()
+
+    def __str__(self) -> str:
+        parts = [f"{k}:{_fmt(self.scalars[k])}" for k in sorted(self.scalars, key=_order)]
+        parts += [f"{k}:[" + ", ".join(f"{b}-{e}" for b, e in v) + "]" for k, v in sorted(self.ranges.items())]
+        parts += [f"{k}:{{" + ",".join(sorted(v)) + "}" for k, v in sorted(self.sets.items())]
+        return "; ".join(parts) or "{}"
+
+    __repr__ = __str__
+
+
+def _order(name: str) -> tuple[int, str]:
+    known = ("cpus", "gpus", "mem", "disk")
+    return (known.index(name), name) if name in known else (len(known), name)
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if x == int(x) else str(x)
+
+
+def _parse_ranges(name: str, text: str) -> list[Range]:
+    body = text.strip()
+    if not (body.startswith("[") and body.endswith("]")):
+        raise ResourceError(f"bad ranges for {name!r}: {text!r} (expected [B-E, ...])")
+    out: list[Range] = []
+    for part in filter(None, (p.strip() for p in body[1:-1].split(","))):
+        b, sep, e = part.partition("-")
+        try:
+            lo, hi = int(b), int(e if sep else b)
+        except ValueError:
+            raise ResourceError(f"bad range {part!r} in {name!r}") from None
+        if hi < lo:
+            raise ResourceError(f"bad range {part!r} in {name!r}: end before begin")
+        out.append((lo, hi))
+    return out
+
+
+def parse_attributes(text: str) -> list[dict[str, Any]]:
+    """Mesos attributes from `rack:r1;zone:a;speed:2.5` -> TEXT / SCALAR attribute JSON."""
+    out: list[dict[str, Any]] = []
+    for part in filter(None, (p.strip() for p in (text or "").split(";"))):
+        name, sep, val = part.partition(":")
+        if not sep or not name.strip():
+            raise ResourceError(f"bad attribute {part!r}: expected NAME:VALUE")
+        name, val = name.strip(), val.strip()
+        try:
+            out.append({"name": name, "type": "SCALAR", "scalar": {"value": float(val)}})
+        except ValueError:
+            if val.startswith("["):
+                rng = [{"begin": b, "end": e} for b, e in _parse_ranges(name, val)]
+                out.append({"name": name, "type": "RANGES", "ranges": {"range": rng}})
+            elif val.startswith("{"):
+                items = [x.strip() for x in val.strip("{}").split(",") if x.strip()]
+                out.append({"name": name, "type": "SET", "set": {"item": items}})
+            else:
+                out.append({"name": name, "type": "TEXT", "text": {"value": val}})
+    return out
+
+
+def attributes_dict(attrs: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The flat {name: value} shape of /master/state's `attributes`."""
+    out: dict[str, Any] = {}
+    for a in attrs:
+        kind = a.get("type")
+        if kind == "TEXT":
+            out[a["name"]] = a["text"]["value"]
+        elif kind == "SCALAR":
+            out[a["name"]] = a["scalar"]["value"]
+        elif kind == "RANGES":
+            out[a["name"]] = "[" + ", ".join(f"{r['begin']}-{r['end']}" for r in a["ranges"]["range"]) + "]"
+        elif kind == "SET":
+            out[a["name"]] = "{" + ",".join(a["set"]["item"]) + "}"
+    return out

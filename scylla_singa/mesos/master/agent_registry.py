@@ -1,0 +1,318 @@
+"""The master's side of agents: registration, re-registration (soft state), status updates, pings.
+
+A collaborator of `master_core.Master`. An agent link may carry many agents (a
+simulated fleet); a link that closes disconnects all of them. A
+disconnected agent offers nothing; if it does not come back within
+`agent_reregister_timeout` it is removed and its tasks are LOST. A link
+silent for `agent_ping_misses` ping intervals makes its agents unreachable:
+they are removed at once (tasks LOST), as Mesos does after its ping
+timeouts. A re-registering agent reports its tasks, and the master
+rebuilds its view from them (after a master restart or failover, this is
+how tasks are recovered); a removed agent is refused and kills its tasks.
+An agent whose containerizer stops working reports itself unhealthy
+(AGENT_HEALTH) and offers nothing until it is healthy again.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from scylla_singa.common.transition_table import Event
+from scylla_singa.mesos.api.fields import value
+from scylla_singa.mesos.api.protocol import make_status, update_event
+from scylla_singa.mesos.api.resources import ResourceError, Resources
+from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
+from .master_records import AgentRec, Outbox, TaskRec
+from .registration_lifecycles import AgentLinkLifecycle
+
+if TYPE_CHECKING:
+    from .master_core import Master
+    from .master_records import FrameworkRec
+
+
+class AgentRegistry:
+    """The master's agents and their links: the agent-side half of the master's behaviour.
+
+    The Master owns one and hands it agent messages; the registry calls back
+    into the master for what frameworks, offers and the allocator own.
+    """
+
+    def __init__(self, master: Master) -> None:
+        self.master = master
+        self.agents: dict[str, AgentRec] = {}
+        self.links: dict[Outbox, set[str]] = {}
+        self.removed_agents: set[str] = set()
+
+    # ---- links --------------------------------------------------------
+    def link_opened(self, link: Outbox) -> None:
+        self.links[link] = set()
+        link.last_seen = self.master.now()
+
+    def link_closed(self, link: Outbox) -> None:
+        """The link's socket ended: disconnect every agent that was on it."""
+        if self.master.stopping:
+            return
+        for agent_id in self.links.pop(link, set()):
+            agent = self.agents.get(agent_id)
+            if agent is not None and agent.link is link:
+                self._agent_event(agent, "disconnected")
+
+    def close_links(self) -> None:
+        for link in list(self.links):
+            link.close()
+
+    @property
+    def agent_ping_timeout(self) -> float:
+        """How long an agent link may be silent before its agents are unreachable."""
+        return self.master.cfg.agent_ping_interval * self.master.cfg.agent_ping_misses
+
+    def ping_agents(self) -> None:
+        """Ping every link; the agents of a link silent for agent_ping_misses intervals are unreachable."""
+        for link in list(self.links):
+            silent = self.master.now() - link.last_seen
+            if silent > self.agent_ping_timeout:
+                for agent_id in list(self.links.get(link, ())):
+                    agent = self.agents.get(agent_id)
+                    if agent is not None and agent.link is link:
+                        for ins in agent.lifecycle.handle(Event("unreachable")):
+                            self._agent_instruction(agent, ins.kind, {"message": (
+                                f"Agent {agent.hostname} unreachable: no answer to pings for {silent:.0f}s")})
+                link.close()
+                self.link_closed(link)
+            else:
+                link.send({"type": "PING"})
+
+    def agent_message(self, link: Outbox, msg: dict[str, Any]) -> None:
+        """One message from an agent link (REGISTER, STATUS, PONG). Bad messages are dropped."""
+        link.last_seen = self.master.now()
+        kind = msg.get("type")
+        if kind == "REGISTER":
+            self._register(link, msg)
+        elif kind == "STATUS":
+            self._status(msg)
+        elif kind == "AGENT_HEALTH":
+            agent = self.agents.get(msg.get("agent_id"))
+            if agent is not None and agent.link is link:
+                agent.healthy, agent.health_message = bool(msg.get("healthy")), str(msg.get("message") or "")
+                self._apply_health(agent)
+
+    # ---- registration -------------------------------------------------
+    def _register(self, link: Outbox, msg: dict[str, Any]) -> None:
+        info, ref = msg.get("agent") or {}, msg.get("ref")
+        try:
+            total = Resources.from_json(info.get("resources"))
+        except ResourceError as exc:
+            link.send({"type": "REREGISTER_REFUSED", "ref": ref, "message": f"bad resources: {exc}"})
+            return
+        agent_id = info.get("agent_id")
+        if agent_id in self.removed_agents:
+            link.send({"type": "REREGISTER_REFUSED", "ref": ref, "agent_id": agent_id,
+                       "message": "Agent was removed by the master; kill its tasks and register anew"})
+            return
+        agent = self.agents.get(agent_id) if agent_id else None
+        if agent is None:
+            agent_id = agent_id or self.master.next_id("S")
+            agent = AgentRec(agent_id, info.get("hostname") or "localhost", int(info.get("port") or 0),
+                             info.get("ip") or info.get("hostname") or "127.0.0.1", total,
+                             list(info.get("attributes") or []), AgentLinkLifecycle("NEW"), time.time())
+            self.agents[agent_id] = agent
+        if agent.link is not None and agent.link is not link and agent.link in self.links:
+            self.links[agent.link].discard(agent_id)
+        agent.link = link
+        self.links.setdefault(link, set()).add(agent_id)
+        agent.healthy, agent.health_message = info.get("healthy", True) is not False, str(info.get("health") or "")
+        event = "reregister" if info.get("agent_id") else "register"
+        for ins in agent.lifecycle.handle(Event(event)):
+            self._agent_instruction(agent, ins.kind, info, ref)
+        self._apply_health(agent)
+        self.master.answer_parked(agent.id)
+
+    def _apply_health(self, agent: AgentRec) -> None:
+        """Offer a connected agent's resources only while it is healthy (Mesos: DEACTIVATE_AGENT)."""
+        if not agent.active:
+            return
+        if agent.healthy:
+            self.master.allocator.activate_agent(agent.id)
+            self.master.schedule_allocation()
+        else:
+            self.master.allocator.deactivate_agent(agent.id)
+            for offer_id in list(agent.offers):
+                self.master.remove_offer(offer_id, rescind=True, recover=True)
+
+    def _agent_instruction(self, agent: AgentRec, kind: str, info: dict[str, Any] | None = None,
+                           ref: Any = None) -> None:
+        if kind == "add":
+            self.master.allocator.add_agent(agent.id, agent.total)
+            self.master.count("master/slave_registrations")
+        elif kind == "registered":
+            agent.link.send({"type": "REGISTERED", "ref": ref, "agent_id": agent.id,
+                             "ping_timeout_s": self.agent_ping_timeout})
+            self.master.schedule_allocation()
+        elif kind == "reconcile":
+            self._reconcile_agent(agent, (info or {}).get("tasks") or [])
+        elif kind == "activate":
+            if agent.timer:
+                agent.timer.cancel()
+                agent.timer = None
+            self.master.allocator.activate_agent(agent.id)
+        elif kind == "deactivate":
+            self.master.allocator.deactivate_agent(agent.id)
+        elif kind == "rescind_offers":
+            for offer_id in list(agent.offers):
+                self.master.remove_offer(offer_id, rescind=True)
+        elif kind == "start_timeout":
+            agent.timer = self.master.loop.call_later(self.master.cfg.agent_reregister_timeout, self._agent_timeout,
+                                                      agent.id)
+        elif kind == "remove":
+            self._remove_agent(agent, (info or {}).get("message"))
+
+    def _agent_event(self, agent: AgentRec, kind: str) -> None:
+        for ins in agent.lifecycle.handle(Event(kind)):
+            self._agent_instruction(agent, ins.kind)
+
+    def _agent_timeout(self, agent_id: str) -> None:
+        agent = self.agents.get(agent_id)
+        if agent is not None:
+            self._agent_event(agent, "timeout")
+
+    def _reconcile_agent(self, agent: AgentRec, reported: list[dict[str, Any]]) -> None:
+        """Make the master's view of the agent's tasks what the agent reports (soft state)."""
+        seen: set[tuple[str, str]] = set()
+        for item in reported:
+            task = self._adopt_task(agent, item)
+            if task is not None:
+                seen.add((task.framework_id, task.task_id))
+        for key, task in list(agent.tasks.items()):
+            if key not in seen and task.state not in TERMINAL_TASK_STATES:
+                fw = self.master.frameworks.get(task.framework_id)
+                state = "TASK_LOST"
+                if fw is not None and fw.has_capability("PARTITION_AWARE"):
+                    state = "TASK_GONE"
+                status = make_status(task.task_id, state, agent_id=agent.id, source="SOURCE_MASTER",
+                                     reason="REASON_RECONCILIATION", message="Task is not on the agent any more")
+                self._finish_task(task, status)
+                if fw is not None and fw.stream:
+                    fw.stream.send(update_event(status))
+        # The allocator's view of this agent is rebuilt from the tasks now known.
+        self.master.allocator.remove_agent(agent.id)
+        used: dict[str, Resources] = {}
+        for task in agent.tasks.values():
+            used[task.framework_id] = used.get(task.framework_id, Resources()) + task.resources
+        self.master.allocator.add_agent(agent.id, agent.total, used)
+        for offer_id in list(agent.offers):
+            self.master.remove_offer(offer_id, rescind=True, recover=False)
+        for task in agent.tasks.values():
+            if task.kill_grace is not None:
+                self.send_kill(task)
+
+    def _adopt_task(self, agent: AgentRec, item: dict[str, Any]) -> TaskRec | None:
+        fw_id = item.get("framework_id")
+        task_info = item.get("task") or {}
+        task_id = value(task_info.get("task_id"))
+        if not fw_id or not task_id or item.get("state") in TERMINAL_TASK_STATES:
+            return None
+        fw = self.master.frameworks.get(fw_id)
+        if fw is None:
+            brief = item.get("framework") or {}
+            fw = self.master.recover_framework(fw_id, brief, self.master.cfg.recovered_framework_timeout)
+        task = fw.tasks.get(task_id)
+        if task is None:
+            try:
+                need = Resources.from_json(task_info.get("resources"))
+            except ResourceError:
+                need = Resources()
+            task = TaskRec(fw_id, task_id, agent.id, task_info, need)
+            fw.tasks[task_id] = task
+        task.agent_id = agent.id
+        status = item.get("status")
+        if isinstance(status, dict) and status.get("state") and status["state"] not in TERMINAL_TASK_STATES:
+            task.record(status)
+        elif item.get("state"):
+            task.state = item["state"]
+        agent.tasks[(fw_id, task_id)] = task
+        return task
+
+    def _remove_agent(self, agent: AgentRec, message: str | None = None) -> None:
+        """The agent did not come back (or is unreachable): its tasks are lost, frameworks get FAILURE."""
+        for offer_id in list(agent.offers):
+            self.master.remove_offer(offer_id, rescind=True, recover=False)
+        for task in list(agent.tasks.values()):
+            fw = self.master.frameworks.get(task.framework_id)
+            pa = fw is not None and fw.has_capability("PARTITION_AWARE")
+            status = make_status(task.task_id, "TASK_UNREACHABLE" if pa else "TASK_LOST", agent_id=agent.id,
+                                 source="SOURCE_MASTER", reason="REASON_AGENT_REMOVED",
+                                 message=message or f"Agent {agent.hostname} removed: no contact")
+            self._finish_task(task, status, recover=False)
+            if fw is not None and fw.stream:
+                fw.stream.send(update_event(status))
+        self.master.allocator.remove_agent(agent.id)
+        self.agents.pop(agent.id, None)
+        self.removed_agents.add(agent.id)
+        self.master.count("master/slave_removals")
+        for fw in self.master.frameworks.values():
+            if fw.stream:
+                fw.stream.send({"type": "FAILURE", "failure": {"agent_id": {"value": agent.id}}})
+
+    # ---- tasks --------------------------------------------------------
+    def _status(self, msg: dict[str, Any]) -> None:
+        """A status update from an agent: record it, forward it, or ack it for a gone framework."""
+        status, fw_id, agent_id = msg.get("status") or {}, msg.get("framework_id"), msg.get("agent_id")
+        task_id = value(status.get("task_id"))
+        if not task_id or not status.get("state"):
+            return
+        fw = self.master.frameworks.get(fw_id)
+        task = fw.tasks.get(task_id) if fw else None
+        if task is not None and task.agent_id == agent_id:
+            if status["state"] in TERMINAL_TASK_STATES:
+                self._finish_task(task, status)
+            else:
+                task.record(status)
+        self.master.count("master/messages_status_update")
+        if fw is None:
+            agent = self.agents.get(agent_id)
+            if agent is not None and agent.link and status.get("uuid"):
+                agent.link.send({"type": "ACK", "agent_id": agent_id, "framework_id": fw_id,
+                                 "task_id": task_id, "uuid": status["uuid"]})
+        elif fw.stream:
+            fw.stream.send(update_event(status))
+
+    def _finish_task(self, task: TaskRec, status: dict[str, Any], recover: bool = True) -> None:
+        """A task reached a terminal state: free its resources, keep it among the completed."""
+        task.record(status)
+        fw = self.master.frameworks.get(task.framework_id)
+        agent = self.agents.get(task.agent_id)
+        if fw is None or fw.tasks.get(task.task_id) is not task:
+            return  # already finished (a retried update)
+        del fw.tasks[task.task_id]
+        fw.completed.append(task)
+        self.master.count(f"master/tasks_{task.state[5:].lower()}")
+        if agent is not None:
+            agent.tasks.pop((fw.id, task.task_id), None)
+            if recover:
+                self.master.allocator.recover(fw.id, agent.id, task.resources)
+                self.master.schedule_allocation()
+
+    def send_kill(self, task: TaskRec) -> None:
+        agent = self.agents.get(task.agent_id)
+        if agent is not None and agent.active and agent.link:
+            agent.link.send({"type": "KILL_TASK", "agent_id": agent.id, "framework_id": task.framework_id,
+                             "task_id": task.task_id, "grace_s": task.kill_grace})
+
+    def forward_ack(self, fw: FrameworkRec, agent_id: str, task_id: str, uid: str) -> None:
+        agent = self.agents.get(agent_id)
+        if agent is not None and agent.link and agent.active:
+            agent.link.send({"type": "ACK", "agent_id": agent_id, "framework_id": fw.id,
+                             "task_id": task_id, "uuid": uid})
+
+    def shutdown_framework_on_agents(self, fw: FrameworkRec) -> None:
+        """Tell agents to kill the framework's tasks; the tasks count as killed now."""
+        agents = {t.agent_id for t in fw.tasks.values()}
+        for task in list(fw.tasks.values()):
+            status = make_status(task.task_id, "TASK_KILLED", agent_id=task.agent_id, source="SOURCE_MASTER",
+                                 reason="REASON_FRAMEWORK_REMOVED", message="Framework removed")
+            self._finish_task(task, status, recover=False)
+        for agent_id in agents:
+            agent = self.agents.get(agent_id)
+            if agent is not None and agent.link and agent.active:
+                agent.link.send({"type": "SHUTDOWN_FRAMEWORK", "agent_id": agent_id, "framework_id": fw.id})

@@ -1,0 +1,358 @@
+"""The allocation module: who is offered which agent's free resources.
+
+Pure (no I/O, no clock of its own: callers pass `now`), so it can be driven
+and benchmarked alone. Mesos's hierarchical allocator: each round walks the
+agents that have allocatable free resources (shuffled), and offers *all* of
+an agent's free resources to the first framework in fairness order (roles
+first, then frameworks within the role, each order a `Sorter`) that is
+active, not suppressed and not filtering that agent. Offered resources count
+as allocated until they are recovered (declined, rescinded, or freed by a
+finished task).
+
+Filters (DECLINE/ACCEPT `refuse_seconds`) follow Mesos: a framework is not
+offered an agent again while the filter lasts *and* the agent's free
+resources are a subset of what it refused; when more resources free up on
+the agent, filters that no longer cover them are dropped.
+
+Per-round cost: O(available agents x log frameworks) plus the filters that
+expire; nothing proportional to past offers or tasks.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from scylla_singa.mesos.api.resources import Resources
+from .sorter import SORTERS, Sorter
+
+MAX_REFUSE_S = 365 * 86400.0
+
+
+@dataclass(frozen=True)
+class Grant:
+    """Resources of one agent offered to one framework."""
+
+    framework_id: str
+    agent_id: str
+    resources: Resources
+
+
+class Allocator(ABC):
+    """The allocation-module interface the master drives (Mesos's Allocator, trimmed)."""
+
+    @abstractmethod
+    def add_framework(self, framework_id: str, role: str = "*", active: bool = True) -> None: ...
+
+    @abstractmethod
+    def remove_framework(self, framework_id: str) -> None:
+        """Forget the framework; its allocations on agents return to the free pool."""
+
+    @abstractmethod
+    def activate_framework(self, framework_id: str) -> None: ...
+
+    @abstractmethod
+    def deactivate_framework(self, framework_id: str) -> None: ...
+
+    @abstractmethod
+    def suppress(self, framework_id: str) -> None:
+        """Stop offering to the framework until `revive`."""
+
+    @abstractmethod
+    def revive(self, framework_id: str) -> None:
+        """Offer to the framework again and clear all its filters."""
+
+    @abstractmethod
+    def add_agent(self, agent_id: str, total: Resources,
+                  used: Mapping[str, Resources] | None = None) -> None:
+        """Add an agent; `used` is what tasks of (already added) frameworks hold there."""
+
+    @abstractmethod
+    def remove_agent(self, agent_id: str) -> None: ...
+
+    @abstractmethod
+    def activate_agent(self, agent_id: str) -> None: ...
+
+    @abstractmethod
+    def deactivate_agent(self, agent_id: str) -> None:
+        """Keep the agent's accounting but offer nothing from it (disconnected)."""
+
+    @abstractmethod
+    def allocate_used(self, framework_id: str, agent_id: str, resources: Resources) -> None:
+        """Count resources as held by the framework on the agent (a recovered task)."""
+
+    @abstractmethod
+    def recover(self, framework_id: str, agent_id: str, resources: Resources,
+                refuse_seconds: float | None = None, now: float = 0.0) -> None:
+        """Return resources to the free pool; a refusal adds a filter until now + refuse_seconds."""
+
+    @abstractmethod
+    def allocate(self, now: float) -> list[Grant]:
+        """One allocation round."""
+
+    @abstractmethod
+    def set_role_weight(self, role: str, weight: float) -> None: ...
+
+
+@dataclass
+class _Agent:
+    total: Resources
+    free: Resources
+    allocated: dict[str, Resources] = field(default_factory=dict)
+    active: bool = True
+
+
+@dataclass
+class _Framework:
+    role: str
+    active: bool = True
+    suppressed: bool = False
+
+
+class HierarchicalAllocator(Allocator):
+    """Roles, then frameworks within a role, each ordered by a Sorter (DRF by default)."""
+
+    def __init__(self, sorter: Callable[[], Sorter] | str = "drf", seed: int | None = None) -> None:
+        self._new_sorter = SORTERS[sorter] if isinstance(sorter, str) else sorter
+        self._agents: dict[str, _Agent] = {}
+        self._frameworks: dict[str, _Framework] = {}
+        self._roles = self._new_sorter()
+        self._role_sorters: dict[str, Sorter] = {}
+        self._role_weights: dict[str, float] = {}
+        self._available: dict[str, None] = {}   # agents whose free resources may be allocatable
+        self._filters: dict[str, dict[str, tuple[float, Resources]]] = {}  # agent -> fw -> (expiry, refused)
+        self._expiry: list[tuple[float, str, str]] = []
+        self._offerable: set[str] = set()       # active, not suppressed frameworks
+        self._total = Resources()
+        self._rng = random.Random(seed)
+
+    # ---- frameworks ---------------------------------------------------
+    def add_framework(self, framework_id: str, role: str = "*", active: bool = True) -> None:
+        if framework_id in self._frameworks:
+            raise KeyError(f"framework {framework_id} already added")
+        self._frameworks[framework_id] = _Framework(role, active)
+        if role not in self._role_sorters:
+            sorter = self._new_sorter()
+            sorter.add_total(self._total.scalars)
+            self._role_sorters[role] = sorter
+            self._roles.add(role, self._role_weights.get(role, 1.0))
+        self._role_sorters[role].add(framework_id)
+        if not active:
+            self._role_sorters[role].deactivate(framework_id)
+        self._refresh(framework_id)
+
+    def remove_framework(self, framework_id: str) -> None:
+        fw = self._frameworks.pop(framework_id)
+        for agent_id, agent in self._agents.items():
+            held = agent.allocated.pop(framework_id, None)
+            if held:
+                self._roles.unallocated(fw.role, held.scalars)
+                self._add_free(agent_id, agent, held)
+            self._filters.get(agent_id, {}).pop(framework_id, None)
+        sorter = self._role_sorters[fw.role]
+        sorter.remove(framework_id)
+        if not len(sorter):
+            del self._role_sorters[fw.role]
+            self._roles.remove(fw.role)
+        self._offerable.discard(framework_id)
+
+    def activate_framework(self, framework_id: str) -> None:
+        self._frameworks[framework_id].active = True
+        self._refresh(framework_id)
+
+    def deactivate_framework(self, framework_id: str) -> None:
+        self._frameworks[framework_id].active = False
+        self._refresh(framework_id)
+
+    def suppress(self, framework_id: str) -> None:
+        self._frameworks[framework_id].suppressed = True
+        self._refresh(framework_id)
+
+    def revive(self, framework_id: str) -> None:
+        self._frameworks[framework_id].suppressed = False
+        for agent_id, flt in self._filters.items():
+            if flt.pop(framework_id, None) is not None and self._agents[agent_id].active:
+                self._available[agent_id] = None
+        self._refresh(framework_id)
+
+    def set_role_weight(self, role: str, weight: float) -> None:
+        self._role_weights[role] = weight
+        if role in self._roles and hasattr(self._roles, "set_weight"):
+            self._roles.set_weight(role, weight)
+
+    def _refresh(self, framework_id: str) -> None:
+        fw = self._frameworks[framework_id]
+        sorter = self._role_sorters[fw.role]
+        if fw.active and not fw.suppressed:
+            self._offerable.add(framework_id)
+            sorter.activate(framework_id)
+        else:
+            self._offerable.discard(framework_id)
+            sorter.deactivate(framework_id)
+
+    # ---- agents -------------------------------------------------------
+    def add_agent(self, agent_id: str, total: Resources,
+                  used: Mapping[str, Resources] | None = None) -> None:
+        if agent_id in self._agents:
+            raise KeyError(f"agent {agent_id} already added")
+        agent = _Agent(total, total)
+        self._agents[agent_id] = agent
+        self._change_total(total, +1)
+        for fw_id, res in (used or {}).items():
+            self.allocate_used(fw_id, agent_id, res)
+        self._available[agent_id] = None
+
+    def remove_agent(self, agent_id: str) -> None:
+        agent = self._agents.pop(agent_id)
+        for fw_id, held in agent.allocated.items():
+            fw = self._frameworks.get(fw_id)
+            if fw:
+                self._role_sorters[fw.role].unallocated(fw_id, held.scalars)
+                self._roles.unallocated(fw.role, held.scalars)
+        self._change_total(agent.total, -1)
+        self._available.pop(agent_id, None)
+        self._filters.pop(agent_id, None)
+
+    def activate_agent(self, agent_id: str) -> None:
+        self._agents[agent_id].active = True
+        self._available[agent_id] = None
+
+    def deactivate_agent(self, agent_id: str) -> None:
+        self._agents[agent_id].active = False
+        self._available.pop(agent_id, None)
+
+    def allocate_used(self, framework_id: str, agent_id: str, resources: Resources) -> None:
+        agent = self._agents[agent_id]
+        fw = self._frameworks[framework_id]
+        agent.free = agent.free - resources
+        agent.allocated[framework_id] = agent.allocated.get(framework_id, Resources()) + resources
+        self._role_sorters[fw.role].allocated(framework_id, resources.scalars)
+        self._roles.allocated(fw.role, resources.scalars)
+
+    def recover(self, framework_id: str, agent_id: str, resources: Resources,
+                refuse_seconds: float | None = None, now: float = 0.0) -> None:
+        agent = self._agents.get(agent_id)
+        if agent is None or resources.is_empty():
+            return
+        held = agent.allocated.get(framework_id, Resources())
+        back = resources if held.contains(resources) else _intersect(held, resources)
+        rest = held - back
+        if rest.is_empty():
+            agent.allocated.pop(framework_id, None)
+        else:
+            agent.allocated[framework_id] = rest
+        fw = self._frameworks.get(framework_id)
+        if fw is not None:
+            self._role_sorters[fw.role].unallocated(framework_id, back.scalars)
+            self._roles.unallocated(fw.role, back.scalars)
+            if refuse_seconds and refuse_seconds > 0:
+                expiry = now + min(refuse_seconds, MAX_REFUSE_S)
+                self._filters.setdefault(agent_id, {})[framework_id] = (expiry, back)
+                heapq.heappush(self._expiry, (expiry, agent_id, framework_id))
+        self._add_free(agent_id, agent, back)
+
+    def _add_free(self, agent_id: str, agent: _Agent, back: Resources) -> None:
+        agent.free = agent.free + back
+        flt = self._filters.get(agent_id)
+        if flt:  # filters only hold while the agent's free resources are within what was refused
+            for fw_id in [f for f, (_, refused) in flt.items() if not refused.contains(agent.free)]:
+                del flt[fw_id]
+        if agent.active:
+            self._available[agent_id] = None
+
+    def _change_total(self, res: Resources, sign: int) -> None:
+        self._total = self._total + res if sign > 0 else self._total - res
+        for sorter in (self._roles, *self._role_sorters.values()):
+            (sorter.add_total if sign > 0 else sorter.remove_total)(res.scalars)
+
+    # ---- the round ----------------------------------------------------
+    def allocate(self, now: float) -> list[Grant]:
+        self._expire(now)
+        if not self._offerable or not self._available:
+            return []
+        order = list(self._available)
+        self._rng.shuffle(order)
+        grants: list[Grant] = []
+        for agent_id in order:
+            agent = self._agents[agent_id]
+            if not agent.free.allocatable():
+                del self._available[agent_id]
+                continue
+            fw_id = self._pick(self._filters.get(agent_id))
+            if fw_id is None:
+                continue  # everybody filters this agent: it stays available for later rounds
+            grants.append(Grant(fw_id, agent_id, agent.free))
+            self.allocate_used(fw_id, agent_id, agent.free)
+            del self._available[agent_id]
+        return grants
+
+    def _pick(self, flt: dict[str, tuple[float, Resources]] | None) -> str | None:
+        offerable = self._offerable
+        if flt and len(flt) >= len(offerable) and offerable <= flt.keys():
+            return None
+
+        def eligible(fw_id: str) -> bool:
+            return fw_id in offerable and not (flt and fw_id in flt)
+
+        chosen: list[str] = []
+
+        def role_has_one(role: str) -> bool:
+            fw_id = self._role_sorters[role].pick(eligible)
+            if fw_id is not None:
+                chosen.append(fw_id)
+            return fw_id is not None
+
+        return chosen[-1] if self._roles.pick(role_has_one) else None
+
+    def _expire(self, now: float) -> None:
+        while self._expiry and self._expiry[0][0] <= now:
+            expiry, agent_id, fw_id = heapq.heappop(self._expiry)
+            flt = self._filters.get(agent_id)
+            if flt and fw_id in flt and flt[fw_id][0] <= now:
+                del flt[fw_id]
+                if agent_id in self._agents and self._agents[agent_id].active:
+                    self._available[agent_id] = None
+
+    # ---- views (for the master's state and the tests) -----------------
+    def free(self, agent_id: str) -> Resources:
+        return self._agents[agent_id].free
+
+    def allocation(self, framework_id: str) -> Resources:
+        out = Resources()
+        for agent in self._agents.values():
+            out = out + agent.allocated.get(framework_id, Resources())
+        return out
+
+    def filtered(self, framework_id: str, agent_id: str, now: float) -> bool:
+        f = self._filters.get(agent_id, {}).get(framework_id)
+        return f is not None and f[0] > now
+
+    def order(self) -> list[str]:
+        """Offerable frameworks in fairness order (roles first)."""
+        return [fw for role in self._roles.sort() for fw in self._role_sorters[role].sort()
+                if fw in self._offerable]
+
+
+def _intersect(a: Resources, b: Resources) -> Resources:
+    return a - (a - b)
+
+
+ALLOCATORS: dict[str, Callable[..., Allocator]] = {
+    "drf": lambda **kw: HierarchicalAllocator("drf", **kw),
+    "fifo": lambda **kw: HierarchicalAllocator("fifo", **kw),
+}
+
+
+def make_allocator(name: str, **kwargs) -> Allocator:
+    """The allocation module registered under `name`; ValueError names the known ones."""
+    try:
+        return ALLOCATORS[name](**kwargs)
+    except KeyError:
+        raise ValueError(f"unknown allocator {name!r}; known: {', '.join(sorted(ALLOCATORS))}") from None
+
+
+def known_allocators() -> Iterable[str]:
+    return sorted(ALLOCATORS)

@@ -1,0 +1,578 @@
+"""The master's core: frameworks, their calls, offers and allocation rounds.
+
+The HTTP layer (`master_http`) parses requests and hands calls here; agents'
+messages go to its `agent_registry` (agent_registry.AgentRegistry). Everything runs on one
+asyncio loop (timers use it); there is no locking. A call either returns
+(the HTTP layer answers 202) or raises `CallError(status, message)` with
+Mesos's status code and text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import itertools
+import time
+import uuid
+from typing import Any
+
+from scylla_singa.common.transition_table import Event
+from scylla_singa.mesos.api.container_info import SpecError, validate_container
+from scylla_singa.mesos.api.fields import VERSION, value
+from scylla_singa.mesos.api.protocol import make_status, update_event
+from scylla_singa.mesos.api.resources import ResourceError, Resources
+from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
+from .agent_registry import AgentRegistry
+from .allocator import Grant, make_allocator
+from .master_store import MasterStore
+from .master_records import CallError, FrameworkRec, MasterConfig, OfferRec, Outbox, TaskRec
+from .registration_lifecycles import FrameworkLifecycle
+
+CALLS_WITH_PAYLOAD = {"SUBSCRIBE", "ACCEPT", "DECLINE", "KILL", "SHUTDOWN", "ACKNOWLEDGE", "RECONCILE",
+                      "MESSAGE", "REQUEST", "ACCEPT_INVERSE_OFFERS", "DECLINE_INVERSE_OFFERS"}
+CALLS = CALLS_WITH_PAYLOAD | {"TEARDOWN", "REVIVE", "SUPPRESS", "RECONCILE_OPERATIONS",
+                              "ACKNOWLEDGE_OPERATION_STATUS", "UPDATE_FRAMEWORK"}
+DEFAULT_REFUSE_S = 5.0
+
+
+class Master:
+    """Mesos master state and behaviour; see the module docstring for the threading model."""
+
+    def __init__(self, config: MasterConfig) -> None:
+        self.cfg = config
+        self.id = str(uuid.uuid4())
+        self.start_time = time.time()
+        self.allocator = make_allocator(config.allocator)
+        for role, weight in config.role_weights.items():
+            self.allocator.set_role_weight(role, weight)
+        self.frameworks: dict[str, FrameworkRec] = {}
+        self.completed_frameworks: list[FrameworkRec] = []
+        self.offers: dict[str, OfferRec] = {}
+        self.store = MasterStore(config.work_dir)
+        self.counters: dict[str, float] = {}
+        self.last_allocation_s = 0.0
+        self.allocation_runs = 0
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._ids = itertools.count(1)
+        self._alloc_pending = False
+        self._persist_pending = False
+        # The pending handle of each repeating timer, by name: each tick replaces its own entry.
+        self._periodic: dict[str, asyncio.TimerHandle] = {}
+        self.leader_address: str | None = None  # None: this master leads
+        self.stopping = False
+        # After election: until this time (loop clock), agents of a former leader may still come back.
+        self.recovery_deadline: float | None = None
+        self.parked_reconciliations: dict[str, list[tuple[str, str]]] = {}  # agent id -> [(framework, task)]
+        self.agent_registry = AgentRegistry(self)
+
+    # ---- lifecycle of the master itself --------------------------------
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Begin timers (allocation, heartbeats, pings) and recover persisted frameworks."""
+        self.loop = loop
+        for fw_id, rec in self.store.frameworks.items():
+            self.recover_framework(fw_id, rec.get("info") or {}, float(rec.get("failover_timeout", 0)))
+        self._every(self.cfg.allocation_interval, self._allocate)
+        self._every(self.cfg.heartbeat_interval, self._heartbeat)
+        self._every(self.cfg.agent_ping_interval, self.agent_registry.ping_agents)
+
+    def stop(self) -> None:
+        """Stop timers, close streams and links, flush the store. Idempotent."""
+        self.stopping = True
+        for h in self._periodic.values():
+            h.cancel()
+        self._periodic.clear()
+        for fw in self.frameworks.values():
+            if fw.stream:
+                fw.stream.close()
+        self.agent_registry.close_links()
+        self.store.flush()
+
+    def became_leader(self) -> None:
+        """This master leads from now on; its soft state comes from agents re-registering.
+
+        For `agent_reregister_timeout` an explicit reconciliation of a task this
+        master does not know, on an agent that has not registered with it yet,
+        is answered once that agent registers (or when the time is up) instead
+        of with TASK_LOST at once: Mesos does the same for the agents it
+        recovered from its registry, so frameworks that re-subscribe to a new
+        leader before the agents do not take running tasks for lost.
+        """
+        self.recovery_deadline = self.now() + self.cfg.agent_reregister_timeout
+        if self.loop is not None:
+            self._periodic["end_recovery"] = self.loop.call_later(self.cfg.agent_reregister_timeout,
+                                                                  self._end_recovery)
+        self.schedule_allocation()
+
+    def _end_recovery(self) -> None:
+        self.recovery_deadline = None
+        for agent_id in list(self.parked_reconciliations):
+            self.answer_parked(agent_id)
+
+    def awaiting_agent(self, agent_id: str | None) -> bool:
+        """Whether `agent_id` may still re-register (an agent of a former leader, during recovery)."""
+        return bool(agent_id) and self.recovery_deadline is not None and self.now() < self.recovery_deadline \
+            and agent_id not in self.agent_registry.agents and agent_id not in self.agent_registry.removed_agents
+
+    def answer_parked(self, agent_id: str) -> None:
+        """Answer the reconciliations that waited for `agent_id` (it registered, or recovery ended)."""
+        for fw_id, task_id in self.parked_reconciliations.pop(agent_id, []):
+            fw = self.frameworks.get(fw_id)
+            if fw is not None:
+                self._reconcile_one(fw, task_id)
+
+    def _every(self, interval: float, fn) -> None:
+        name = fn.__name__
+
+        def tick() -> None:
+            try:
+                fn()
+            finally:
+                if not self.stopping:
+                    self._periodic[name] = self.loop.call_later(interval, tick)
+        self._periodic[name] = self.loop.call_later(interval, tick)
+
+    def now(self) -> float:
+        return self.loop.time() if self.loop else time.monotonic()
+
+    def next_id(self, kind: str) -> str:
+        return f"{self.id}-{kind}{next(self._ids):04d}"
+
+    def count(self, key: str, n: float = 1) -> None:
+        self.counters[key] = self.counters.get(key, 0) + n
+
+    # ---- calls --------------------------------------------------------
+    def check_call(self, call: Any, stream_id: str | None) -> FrameworkRec | None:
+        """Validate a call as Mesos does; the framework it is for (None for SUBSCRIBE). Raises CallError."""
+        if not isinstance(call, dict) or not isinstance(call.get("type"), str):
+            raise CallError(400, "Failed to convert JSON into Call protobuf: Missing required fields: type")
+        kind = call["type"]
+        if kind not in CALLS:
+            raise CallError(400, f"Failed to convert JSON into Call protobuf: unknown call type '{kind}'")
+        if kind in CALLS_WITH_PAYLOAD and not isinstance(call.get(kind.lower()), dict):
+            raise CallError(400, f"Failed to validate scheduler::Call: Expecting '{kind.lower()}' to be present")
+        if kind == "SUBSCRIBE":
+            if stream_id is not None:
+                raise CallError(400, "Subscribe calls should not include the 'Mesos-Stream-Id' header")
+            return None
+        fw_id = value(call.get("framework_id"))
+        if not fw_id:
+            raise CallError(400, "Failed to validate scheduler::Call: Expecting 'framework_id' to be present")
+        if stream_id is None:
+            raise CallError(400, "All non-subscribe calls should include the 'Mesos-Stream-Id' header")
+        fw = self.frameworks.get(fw_id)
+        if fw is None:
+            raise CallError(403, "Framework cannot be found")
+        if not fw.connected:
+            raise CallError(403, "Framework is not subscribed")
+        if fw.stream_id != stream_id:
+            raise CallError(400, f"The stream ID '{stream_id}' included in this request didn't match the "
+                                 f"stream ID currently associated with framework ID '{fw_id}'")
+        return fw
+
+    def handle_call(self, fw: FrameworkRec, call: dict[str, Any]) -> None:
+        """Apply a validated non-SUBSCRIBE call (see check_call)."""
+        kind = call["type"]
+        handler = getattr(self, f"_call_{kind.lower()}", None)
+        if handler is not None:
+            handler(fw, call.get(kind.lower()) or {})
+
+    # ---- SUBSCRIBE ----------------------------------------------------
+    def check_subscribe(self, call: dict[str, Any], principal: str | None) -> dict[str, Any]:
+        """The FrameworkInfo of a SUBSCRIBE, validated; raises CallError(400/403)."""
+        info = call["subscribe"].get("framework_info")
+        if not isinstance(info, dict) or not info.get("name") or "user" not in info:
+            raise CallError(400, "Failed to validate scheduler::Call: Expecting 'framework_info' with 'user' and 'name'")
+        call_id, info_id = value(call.get("framework_id")), value(info.get("id"))
+        if call_id and info_id and call_id != info_id:
+            raise CallError(400, "Failed to validate scheduler::Call: 'framework_id' differs from "
+                                 "'subscribe.framework_info.id'")
+        if info.get("id") is not None and not info_id:
+            raise CallError(400, "Failed to validate scheduler::Call: 'framework_info.id' must have a value")
+        if principal is not None and info.get("principal") not in (None, principal):
+            raise CallError(403, f"Authenticated principal '{principal}' does not match principal "
+                                 f"'{info.get('principal')}' set in `FrameworkInfo`")
+        return info
+
+    def subscribe(self, call: dict[str, Any], info: dict[str, Any], stream: Outbox, principal: str | None,
+                  stream_id: str) -> str:
+        """Register or fail over a framework on `stream` (already validated by check_subscribe); its id."""
+        fw_id = value(call.get("framework_id")) or value(info.get("id")) or self.next_id("")
+        info = {**info, "id": {"value": fw_id}}
+        fw = self.frameworks.get(fw_id)
+        if fw is None:
+            fw = FrameworkRec(fw_id, info, _role(info), FrameworkLifecycle("NEW"), time.time())
+            fw.completed = type(fw.completed)(maxlen=self.cfg.max_completed_tasks)
+            self.frameworks[fw_id] = fw
+            self.allocator.add_framework(fw_id, fw.role, active=False)
+        old_stream, fw.info, fw.principal = fw.stream, info, principal
+        fw.stream, fw.stream_id = stream, stream_id
+        for ins in fw.lifecycle.handle(Event("subscribe")):
+            self._framework_instruction(fw, ins.kind, old_stream)
+        return fw.id
+
+    def _framework_instruction(self, fw: FrameworkRec, kind: str, old_stream: Outbox | None = None) -> None:
+        if kind == "persist":
+            self.store.put(fw.id, fw.info, fw.failover_timeout, fw.registered_time)
+            self._persist_soon()
+        elif kind == "subscribed":
+            fw.stream.send({"type": "SUBSCRIBED", "subscribed": {
+                "framework_id": {"value": fw.id}, "heartbeat_interval_seconds": self.cfg.heartbeat_interval,
+                "master_info": self.master_info()}})
+            fw.stream.send({"type": "HEARTBEAT"})
+        elif kind == "fail_over_stream" and old_stream is not None:
+            old_stream.send({"type": "ERROR", "error": {"message": "Framework failed over"}})
+            old_stream.close()
+        elif kind == "activate":
+            self.allocator.activate_framework(fw.id)
+            self.schedule_allocation()
+        elif kind == "cancel_failover" and fw.failover_timer:
+            fw.failover_timer.cancel()
+            fw.failover_timer = None
+        elif kind == "deactivate":
+            self.allocator.deactivate_framework(fw.id)
+            fw.stream, fw.stream_id = None, None
+        elif kind == "rescind_offers":
+            for offer_id in list(fw.offers):
+                self.remove_offer(offer_id, rescind=False)
+        elif kind == "start_failover":
+            fw.failover_timer = self.loop.call_later(fw.failover_timeout, self.failover_expired, fw.id)
+        elif kind == "close_stream" and fw.stream:
+            fw.stream.close()
+            fw.stream, fw.stream_id = None, None
+        elif kind == "remove":
+            self._remove_framework(fw)
+
+    def stream_closed(self, fw_id: str, stream: Outbox) -> None:
+        """The framework's event stream broke; only its current stream counts."""
+        fw = self.frameworks.get(fw_id)
+        if fw is None or fw.stream is not stream or self.stopping:
+            return
+        for ins in fw.lifecycle.handle(Event("stream_closed")):
+            self._framework_instruction(fw, ins.kind)
+
+    def failover_expired(self, fw_id: str) -> None:
+        fw = self.frameworks.get(fw_id)
+        if fw is not None:
+            for ins in fw.lifecycle.handle(Event("failover_timeout")):
+                self._framework_instruction(fw, ins.kind)
+
+    def recover_framework(self, fw_id: str, info: dict[str, Any], failover_timeout: float) -> FrameworkRec:
+        """A framework known from the store or from an agent's tasks, waiting to re-subscribe."""
+        fw = self.frameworks.get(fw_id)
+        if fw is not None:
+            return fw
+        info = {"name": "", "user": "", **info, "id": {"value": fw_id}, "failover_timeout": failover_timeout}
+        fw = FrameworkRec(fw_id, info, _role(info), FrameworkLifecycle("RECOVERED"), time.time())
+        self.frameworks[fw_id] = fw
+        self.allocator.add_framework(fw_id, fw.role, active=False)
+        fw.failover_timer = self.loop.call_later(failover_timeout, self.failover_expired, fw_id)
+        return fw
+
+    def _remove_framework(self, fw: FrameworkRec) -> None:
+        """TEARDOWN or failover timeout: kill its tasks, drop its offers, forget it."""
+        if fw.failover_timer:
+            fw.failover_timer.cancel()
+        for offer_id in list(fw.offers):
+            self.remove_offer(offer_id, rescind=False, recover=False)
+        self.agent_registry.shutdown_framework_on_agents(fw)
+        self.allocator.remove_framework(fw.id)
+        self.frameworks.pop(fw.id, None)
+        self.completed_frameworks.append(fw)
+        del self.completed_frameworks[:-50]
+        self.store.remove(fw.id)
+        self._persist_soon()
+        self.schedule_allocation()
+
+    def _persist_soon(self) -> None:
+        if not self._persist_pending and self.loop:
+            self._persist_pending = True
+
+            def flush() -> None:
+                self._persist_pending = False
+                self.store.flush()
+            self.loop.call_later(0.05, flush)
+
+    # ---- the other calls ----------------------------------------------
+    def _call_teardown(self, fw: FrameworkRec, _: dict) -> None:
+        for ins in fw.lifecycle.handle(Event("teardown")):
+            self._framework_instruction(fw, ins.kind)
+
+    def _call_revive(self, fw: FrameworkRec, _: dict) -> None:
+        self.allocator.revive(fw.id)
+        self.schedule_allocation()
+
+    def _call_suppress(self, fw: FrameworkRec, _: dict) -> None:
+        self.allocator.suppress(fw.id)
+
+    def _call_decline(self, fw: FrameworkRec, body: dict) -> None:
+        refuse = _refuse_seconds(body.get("filters"))
+        for oid in body.get("offer_ids") or []:
+            offer = self.offers.get(value(oid) or "")
+            if offer is not None and offer.framework_id == fw.id:
+                self.remove_offer(offer.id, rescind=False, refuse=refuse)
+
+    def _call_accept(self, fw: FrameworkRec, body: dict) -> None:
+        offers, error = self._take_offers(fw, body.get("offer_ids") or [])
+        launches = [t for op in body.get("operations") or [] if isinstance(op, dict)
+                    for t in _launch_tasks(op)]
+        if error:
+            state = "TASK_DROPPED" if fw.has_capability("PARTITION_AWARE") else "TASK_LOST"
+            for t in launches:
+                self._master_update(fw, _task_id(t), state, "REASON_INVALID_OFFERS",
+                                    f"Task launched with invalid offers: {error}")
+            for offer in offers:
+                self.allocator.recover(fw.id, offer.agent_id, offer.resources)
+            self.schedule_allocation()
+            return
+        remaining = sum((o.resources for o in offers), Resources())
+        agent_id = offers[0].agent_id if offers else None
+        for task in launches:
+            remaining = self._launch(fw, task, agent_id, remaining)
+        if offers and not remaining.is_empty():
+            refuse = _refuse_seconds(body.get("filters"))
+            self.allocator.recover(fw.id, agent_id, remaining, refuse, self.now())
+        self.schedule_allocation()
+
+    def _take_offers(self, fw: FrameworkRec, ids: list) -> tuple[list[OfferRec], str | None]:
+        """Remove the named offers; (the valid ones, the first error or None)."""
+        taken: list[OfferRec] = []
+        seen: set[str] = set()
+        error = None if ids else "No offers specified"
+        for oid in ids:
+            offer_id = value(oid) or ""
+            offer = self.offers.get(offer_id)
+            if offer_id in seen:
+                error = error or f"Duplicate offer {offer_id} in offer list"
+            elif offer is None or offer.framework_id != fw.id:
+                error = error or f"Offer {offer_id} is no longer valid"
+            elif taken and offer.agent_id != taken[0].agent_id:
+                error = error or f"Aggregated offers must belong to one single agent; offer {offer_id} does not"
+            else:
+                self.remove_offer(offer_id, rescind=False, recover=False)
+                taken.append(offer)
+            seen.add(offer_id)
+        return taken, error
+
+    def _launch(self, fw: FrameworkRec, task: dict, agent_id: str, remaining: Resources) -> Resources:
+        """Validate one task against what is left of the offers; send it to its agent. Returns what is left."""
+        task_id = _task_id(task)
+        try:
+            need = Resources.from_json(task.get("resources"))
+            _validate_task(fw, task, task_id, agent_id, need, remaining)
+        except (ResourceError, SpecError, ValueError) as exc:
+            self._master_update(fw, task_id or "", "TASK_ERROR", "REASON_TASK_INVALID", str(exc))
+            return remaining
+        agent = self.agent_registry.agents.get(agent_id)
+        if agent is None or not agent.active:
+            state = "TASK_DROPPED" if fw.has_capability("PARTITION_AWARE") else "TASK_LOST"
+            self._master_update(fw, task_id, state, "REASON_AGENT_REMOVED", "Agent is not connected")
+            return remaining
+        rec = TaskRec(fw.id, task_id, agent_id, task, need)
+        rec.record(make_status(task_id, "TASK_STAGING", agent_id=agent_id, source="SOURCE_MASTER"))
+        fw.tasks[task_id] = rec
+        agent.tasks[(fw.id, task_id)] = rec
+        self.count("master/tasks_launched")
+        agent.link.send({"type": "RUN_TASK", "agent_id": agent_id, "framework_id": fw.id,
+                         "framework": _framework_brief(fw), "task": task})
+        return remaining - need
+
+    def _call_kill(self, fw: FrameworkRec, body: dict) -> None:
+        task_id = value(body.get("task_id"))
+        task = fw.tasks.get(task_id or "")
+        if task is None:
+            self._reconcile_one(fw, task_id or "")
+            return
+        policy = body.get("kill_policy") or task.info.get("kill_policy") or {}
+        task.kill_grace = _grace(policy, self.cfg.default_kill_grace)
+        self.agent_registry.send_kill(task)
+
+    def _call_acknowledge(self, fw: FrameworkRec, body: dict) -> None:
+        agent_id, task_id, uid = value(body.get("agent_id")), value(body.get("task_id")), body.get("uuid")
+        if not agent_id or not task_id or not isinstance(uid, str):
+            raise CallError(400, "Failed to validate scheduler::Call: Expecting 'agent_id', 'task_id' and 'uuid'")
+        try:
+            if len(base64.b64decode(uid, validate=True)) != 16:
+                raise ValueError
+        except (binascii.Error, ValueError):
+            raise CallError(400, f"Failed to validate scheduler::Call: '{uid}' is not a valid UUID") from None
+        self.agent_registry.forward_ack(fw, agent_id, task_id, uid)
+
+    def _call_reconcile(self, fw: FrameworkRec, body: dict) -> None:
+        asked = [(value(t.get("task_id")), value(t.get("agent_id"))) for t in body.get("tasks") or []
+                 if isinstance(t, dict)]
+        if not asked:
+            for task in fw.tasks.values():
+                self._send_reconciled(fw, task)
+            return
+        for task_id, agent_id in asked:
+            self._reconcile_one(fw, task_id or "", agent_id)
+
+    def _reconcile_one(self, fw: FrameworkRec, task_id: str, agent_id: str | None = None) -> None:
+        task = fw.tasks.get(task_id)
+        if task is not None:
+            self._send_reconciled(fw, task)
+            return
+        done = next((t for t in reversed(fw.completed) if t.task_id == task_id), None)
+        if done is not None:
+            self._send_reconciled(fw, done)
+            return
+        if self.awaiting_agent(agent_id):
+            self.parked_reconciliations.setdefault(agent_id, []).append((fw.id, task_id))
+            return
+        state = "TASK_UNKNOWN" if fw.has_capability("PARTITION_AWARE") else "TASK_LOST"
+        self._master_update(fw, task_id, state, "REASON_RECONCILIATION", "Reconciliation: Task is unknown")
+
+    def _send_reconciled(self, fw: FrameworkRec, task: TaskRec) -> None:
+        last = task.status or {}
+        status = make_status(task.task_id, task.state, agent_id=task.agent_id, source="SOURCE_MASTER",
+                             reason="REASON_RECONCILIATION", message="Reconciliation: Latest task state",
+                             container_status=last.get("container_status"))
+        if fw.stream:
+            fw.stream.send(update_event(status))
+
+    def _call_message(self, fw: FrameworkRec, body: dict) -> None:
+        self.count("master/messages_framework_to_executor")
+
+    def _call_request(self, fw: FrameworkRec, body: dict) -> None:
+        self.count("master/messages_resource_request")
+
+    def _master_update(self, fw: FrameworkRec, task_id: str, state: str, reason: str, message: str) -> None:
+        """A status the master makes itself (no uuid: frameworks do not acknowledge it)."""
+        self.count(f"master/tasks_{state[5:].lower()}")
+        if fw.stream:
+            fw.stream.send(update_event(make_status(task_id, state, source="SOURCE_MASTER",
+                                                    reason=reason, message=message)))
+
+    # ---- offers and allocation ------------------------------------------
+    def schedule_allocation(self) -> None:
+        """Run an allocation round soon (coalesced): resources freed or demand changed."""
+        if not self._alloc_pending and self.loop is not None and self.leader_address is None:
+            self._alloc_pending = True
+            self.loop.call_soon(self._allocate)
+
+    def _allocate(self) -> None:
+        self._alloc_pending = False
+        if self.leader_address is not None:
+            return
+        started = time.perf_counter()
+        grants = self.allocator.allocate(self.now())
+        self.last_allocation_s = time.perf_counter() - started
+        self.allocation_runs += 1
+        by_fw: dict[str, list[dict[str, Any]]] = {}
+        for g in grants:
+            by_fw.setdefault(g.framework_id, []).append(self._make_offer(g))
+        for fw_id, offers in by_fw.items():
+            fw = self.frameworks[fw_id]
+            if fw.stream:
+                fw.stream.send({"type": "OFFERS", "offers": {"offers": offers}})
+
+    def _make_offer(self, g: Grant) -> dict[str, Any]:
+        agent = self.agent_registry.agents[g.agent_id]
+        offer = OfferRec(self.next_id("O"), g.framework_id, g.agent_id, g.resources)
+        self.offers[offer.id] = offer
+        self.frameworks[g.framework_id].offers.add(offer.id)
+        agent.offers.add(offer.id)
+        if self.cfg.offer_timeout is not None:
+            offer.timer = self.loop.call_later(self.cfg.offer_timeout, self.remove_offer, offer.id, True)
+        out = {"id": {"value": offer.id}, "framework_id": {"value": g.framework_id},
+               "agent_id": {"value": g.agent_id}, "hostname": agent.hostname,
+               "resources": g.resources.to_json(), "attributes": agent.attributes}
+        url = agent.url()
+        if url:
+            out["url"] = url
+        return out
+
+    def remove_offer(self, offer_id: str, rescind: bool = True, recover: bool = True,
+                      refuse: float | None = None) -> None:
+        """Forget an offer; optionally tell its framework (RESCIND) and give its resources back."""
+        offer = self.offers.pop(offer_id, None)
+        if offer is None:
+            return
+        if offer.timer:
+            offer.timer.cancel()
+        fw = self.frameworks.get(offer.framework_id)
+        if fw is not None:
+            fw.offers.discard(offer_id)
+            if rescind and fw.stream:
+                fw.stream.send({"type": "RESCIND", "rescind": {"offer_id": {"value": offer_id}}})
+        agent = self.agent_registry.agents.get(offer.agent_id)
+        if agent is not None:
+            agent.offers.discard(offer_id)
+        if recover:
+            self.allocator.recover(offer.framework_id, offer.agent_id, offer.resources, refuse, self.now())
+            self.schedule_allocation()
+
+    def _heartbeat(self) -> None:
+        for fw in self.frameworks.values():
+            if fw.stream:
+                fw.stream.send({"type": "HEARTBEAT"})
+
+    def master_info(self) -> dict[str, Any]:
+        host = self.cfg.advertise_host or self.cfg.host
+        return {"id": self.id, "ip": 0, "port": self.cfg.port, "hostname": host, "version": VERSION,
+                "address": {"hostname": host, "ip": host, "port": self.cfg.port}}
+
+
+def _role(info: dict[str, Any]) -> str:
+    roles = info.get("roles") or []
+    return info.get("role") or (roles[0] if roles else "*")
+
+
+def _refuse_seconds(filters: Any) -> float:
+    if isinstance(filters, dict) and "refuse_seconds" in filters:
+        try:
+            return max(0.0, float(filters["refuse_seconds"]))
+        except (TypeError, ValueError):
+            return DEFAULT_REFUSE_S
+    return DEFAULT_REFUSE_S
+
+
+def _launch_tasks(op: dict[str, Any]) -> list[dict[str, Any]]:
+    if op.get("type") == "LAUNCH":
+        return [t for t in (op.get("launch") or {}).get("task_infos") or [] if isinstance(t, dict)]
+    if op.get("type") == "LAUNCH_GROUP":
+        group = (op.get("launch_group") or {}).get("task_group") or {}
+        return [{**t, "_group": True} for t in group.get("tasks") or [] if isinstance(t, dict)]
+    return []
+
+
+def _task_id(task: dict[str, Any]) -> str:
+    return value(task.get("task_id")) or ""
+
+
+def _grace(policy: dict[str, Any], default: float) -> float:
+    ns = (policy.get("grace_period") or {}).get("nanoseconds")
+    try:
+        return max(0.0, int(ns) / 1e9) if ns is not None else default
+    except (TypeError, ValueError):
+        return default
+
+
+def _framework_brief(fw: FrameworkRec) -> dict[str, Any]:
+    return {k: fw.info[k] for k in ("name", "user", "role", "roles", "capabilities", "principal") if k in fw.info}
+
+
+def _validate_task(fw: FrameworkRec, task: dict, task_id: str | None, agent_id: str,
+                   need: Resources, remaining: Resources) -> None:
+    """Mesos's task validation; raises ValueError/SpecError/ResourceError with the TASK_ERROR message."""
+    if task.get("_group"):
+        raise ValueError("LAUNCH_GROUP (task groups) is not supported by this master; use LAUNCH")
+    if not task_id:
+        raise ValueError("Task has no task_id")
+    if not task.get("name"):
+        raise ValueError("Task has no name")
+    existing = fw.tasks.get(task_id)
+    if existing is not None and existing.state not in TERMINAL_TASK_STATES:
+        raise ValueError(f"Task has duplicate ID: {task_id}")
+    if value(task.get("agent_id")) not in (None, agent_id):
+        raise ValueError(f"Task uses agent {value(task.get('agent_id'))} but the offers are for agent {agent_id}")
+    if task.get("executor"):
+        raise ValueError("Custom executors are not supported by this master; give the task a CommandInfo")
+    if not isinstance(task.get("command"), dict):
+        raise ValueError("Task must have a CommandInfo ('command')")
+    if need.is_empty():
+        raise ValueError("Task uses no resources")
+    if not remaining.contains(need):
+        raise ValueError(f"Task uses more resources {need} than available {remaining}")
+    validate_container(task.get("container"), need)

@@ -1,0 +1,307 @@
+"""The master's HTTP shell (aiohttp): scheduler API, agent links, operator endpoints.
+
+Handlers only translate HTTP to `Master` calls and back; the event stream of
+a subscribed framework is a chunked RecordIO response fed from a queue.
+`MasterServer` binds the port (0 picks a free one) and owns the Master.
+Whoever composes a master adds more routes through `extra_routes` (the
+command line and the embedded cluster add the web UI of scylla_singa.ui):
+the master itself knows nothing of pages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+from scylla_singa.mesos.api.fields import VERSION
+from scylla_singa.mesos.api.protocol import AGENT_WS_PATH, SCHEDULER_PATH
+from scylla_singa.mesos.api.recordio import encode_json
+from .credentials import authenticate
+from .election import LeaderElector, StandaloneElector
+from .master_core import Master
+from .operator_views import master_state_json, metrics_json
+from .master_records import CallError, MasterConfig
+
+log = logging.getLogger(__name__)
+JSON = "application/json"
+
+
+class QueuedOutbox:
+    """An Outbox over a queue: `send` never blocks, `close` queues the end; a subclass's `pump` writes."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.closed = False
+
+    def _frame(self, message: dict[str, Any]) -> Any:
+        """What goes into the queue for `message`."""
+        return message
+
+    def send(self, message: dict[str, Any]) -> None:
+        if not self.closed:
+            self.queue.put_nowait(self._frame(message))
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.queue.put_nowait(None)
+
+
+class EventStream(QueuedOutbox):
+    """A framework's event stream: `send` queues RecordIO frames, `pump` writes them. Never blocks."""
+
+    def __init__(self, resp: web.StreamResponse) -> None:
+        super().__init__()
+        self.resp = resp
+
+    def _frame(self, message: dict[str, Any]) -> bytes:
+        return encode_json(message)
+
+    async def pump(self) -> None:
+        while True:
+            data = await self.queue.get()
+            if data is None:
+                return
+            while not self.queue.empty():  # write what is queued in one chunk
+                more = self.queue.get_nowait()
+                if more is None:
+                    await self.resp.write(data)
+                    return
+                data += more
+            await self.resp.write(data)
+
+
+class AgentLink(QueuedOutbox):
+    """One agent WebSocket (one agent, or a whole simulated fleet); messages are batched per write."""
+
+    def __init__(self, ws: web.WebSocketResponse) -> None:
+        super().__init__()
+        self.ws = ws
+        self.last_seen = 0.0
+
+    async def pump(self) -> None:
+        while True:
+            first = await self.queue.get()
+            if first is None:
+                break
+            batch = [first]
+            while not self.queue.empty() and len(batch) < 5000:
+                nxt = self.queue.get_nowait()
+                if nxt is None:
+                    self.closed = True
+                    break
+                batch.append(nxt)
+            await self.ws.send_str(json.dumps(batch if len(batch) > 1 else first, separators=(",", ":")))
+            if self.closed and self.queue.empty():
+                break
+        await self.ws.close()
+
+
+def _accepts_json(accept: str | None) -> bool:
+    if not accept:
+        return True
+    return any(a.split(";")[0].strip() in (JSON, "*/*", "application/*", "application/recordio")
+               for a in accept.split(","))
+
+
+# What the composing layer adds to a master's app (the web UI, /metrics): routes made for the Master.
+RouteFactory = Callable[[Master], list[web.RouteDef]]
+
+
+class MasterHTTP:
+    """Request handlers bound to one Master; `extra_routes` are served beside them."""
+
+    def __init__(self, master: Master, extra_routes: Sequence[RouteFactory] = ()) -> None:
+        self.m = master
+        self.extra_routes = tuple(extra_routes)
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=16 * 1024 * 1024)
+        app.router.add_route("*", SCHEDULER_PATH, self.scheduler)
+        app.router.add_get(AGENT_WS_PATH, self.agent_ws)
+        app.router.add_get("/version", self.version)
+        for path in ("/master/state", "/master/state.json", "/state", "/state.json"):
+            app.router.add_get(path, self.state)
+        app.router.add_get("/metrics/snapshot", self.metrics)
+        app.router.add_get("/health", self.health)
+        app.router.add_get("/master/health", self.health)
+        app.router.add_get("/redirect", self.redirect)
+        app.router.add_get("/master/redirect", self.redirect)
+        for make_routes in self.extra_routes:  # e.g. the web UI at / and Prometheus at /metrics (scylla_singa.ui)
+            app.add_routes(make_routes(self.m))
+        return app
+
+    # ---- scheduler API ------------------------------------------------
+    async def scheduler(self, request: web.Request) -> web.StreamResponse:
+        if self.m.leader_address == "":
+            return _text(503, "No leader elected")
+        if self.m.leader_address is not None:
+            raise web.HTTPTemporaryRedirect(f"//{self.m.leader_address}{SCHEDULER_PATH}")
+        if request.method != "POST":
+            return _text(405, f"Expecting 'POST', received '{request.method}'")
+        if self.m.stopping:
+            # pymesos aborts its driver on any non-2xx answer to a call: while this master shuts
+            # down, calls are accepted and dropped (ACKs are redone against the next master) and
+            # SUBSCRIBE gets 503, which pymesos retries.
+            return _text(503, "Master is shutting down") if b'"SUBSCRIBE"' in await request.read() \
+                else web.Response(status=202)
+        principal = None
+        if self.m.cfg.credentials is not None:
+            principal = authenticate(request.headers.get("Authorization"), self.m.cfg.credentials)
+            if principal is None:
+                return web.Response(status=401, text="Unauthorized",
+                                    headers={"WWW-Authenticate": 'Basic realm="mesos"'})
+        ctype = request.headers.get("Content-Type", "").split(";")[0].strip()
+        if not ctype:
+            return _text(415, "Expecting 'Content-Type' to be present")
+        if ctype != JSON:
+            return _text(415, f"Expecting 'Content-Type' of {JSON} (this master speaks JSON only), got '{ctype}'")
+        if not _accepts_json(request.headers.get("Accept")):
+            return _text(406, f"Expecting 'Accept' to allow '{JSON}'")
+        try:
+            call = json.loads(await request.read())
+        except (ValueError, UnicodeDecodeError) as exc:
+            return _text(400, f"Failed to parse body into JSON: {exc}")
+        stream_id = request.headers.get("Mesos-Stream-Id")
+        try:
+            fw = self.m.check_call(call, stream_id)
+            if fw is None:
+                return await self._subscribe(request, call, principal)
+            self.m.handle_call(fw, call)
+        except CallError as exc:
+            return _text(exc.status, exc.message)
+        return web.Response(status=202)
+
+    async def _subscribe(self, request: web.Request, call: dict[str, Any], principal: str | None
+                         ) -> web.StreamResponse:
+        info = self.m.check_subscribe(call, principal)
+        stream_id = str(uuid.uuid4())
+        resp = web.StreamResponse(status=200, headers={"Content-Type": JSON, "Mesos-Stream-Id": stream_id,
+                                                       "Cache-Control": "no-cache"})
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
+        stream = EventStream(resp)
+        fw_id = self.m.subscribe(call, info, stream, principal, stream_id)
+        try:
+            await stream.pump()
+            await resp.write_eof()
+        except (ConnectionError, asyncio.CancelledError, RuntimeError):
+            pass
+        finally:
+            stream.closed = True
+            self.m.stream_closed(fw_id, stream)
+        return resp
+
+    # ---- agents -------------------------------------------------------
+    async def agent_ws(self, request: web.Request) -> web.StreamResponse:
+        ws = web.WebSocketResponse(max_msg_size=256 * 1024 * 1024)
+        await ws.prepare(request)
+        if self.m.leader_address is not None:
+            await ws.send_str(json.dumps({"type": "NOT_LEADER", "leader": self.m.leader_address}))
+            await ws.close()
+            return ws
+        link = AgentLink(ws)
+        self.m.agent_registry.link_opened(link)
+        writer = asyncio.ensure_future(link.pump())
+        try:
+            async for msg in ws:
+                if msg.type != WSMsgType.TEXT:
+                    continue
+                try:
+                    data = json.loads(msg.data)
+                except ValueError:
+                    continue
+                for item in data if isinstance(data, list) else [data]:
+                    if isinstance(item, dict):
+                        self.m.agent_registry.agent_message(link, item)
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            link.close()
+            writer.cancel()
+            self.m.agent_registry.link_closed(link)
+        return ws
+
+    # ---- operator endpoints -------------------------------------------
+    async def version(self, request: web.Request) -> web.Response:
+        return web.json_response({"version": VERSION, "build_user": "scylla-singa", "git_sha": ""})
+
+    async def state(self, request: web.Request) -> web.Response:
+        return web.json_response(master_state_json(self.m))
+
+    async def metrics(self, request: web.Request) -> web.Response:
+        return web.json_response(metrics_json(self.m))
+
+    async def health(self, request: web.Request) -> web.Response:
+        return web.Response(status=200)
+
+    async def redirect(self, request: web.Request) -> web.Response:
+        leader = self.m.leader_address or f"{self.m.cfg.advertise_host or self.m.cfg.host}:{self.m.cfg.port}"
+        raise web.HTTPTemporaryRedirect(f"//{leader}")
+
+
+def _text(status: int, message: str) -> web.Response:
+    return web.Response(status=status, text=message)
+
+
+class MasterServer:
+    """A Master served over HTTP on the running loop: `await start()`, `await stop()`."""
+
+    def __init__(self, config: MasterConfig, elector: LeaderElector | None = None,
+                 extra_routes: Sequence[RouteFactory] = ()) -> None:
+        self.cfg = config
+        self.elector = elector or StandaloneElector()
+        self.extra_routes = tuple(extra_routes)
+        self.master = Master(config)
+        self._runner: web.AppRunner | None = None
+        # Called when this master stops leading: Mesos's master exits then (its soft state, agents
+        # and frameworks must go to the new leader); `scylla-singa master` does the same.
+        self.on_lost_leadership: Callable[[], None] | None = None
+
+    @property
+    def address(self) -> str:
+        return f"{self.cfg.advertise_host or self.cfg.host}:{self.cfg.port}"
+
+    async def start(self) -> None:
+        """Bind (port 0 picks one; cfg.port is updated), start timers, contend for leadership."""
+        loop = asyncio.get_running_loop()
+        self._runner = web.AppRunner(MasterHTTP(self.master, self.extra_routes).app(), handler_cancellation=True,
+                                     access_log=None, shutdown_timeout=2.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.cfg.host, self.cfg.port, reuse_address=True, backlog=1024)
+        await site.start()
+        self.cfg.port = self._runner.addresses[0][1]
+        self.master.start(loop)
+        if isinstance(self.elector, StandaloneElector):
+            self.master.became_leader()
+        else:
+            self.master.leader_address = ""  # unknown until the first election result
+
+        def on_change(leader: str | None) -> None:
+            loop.call_soon_threadsafe(self._leader_changed, leader)
+        self.elector.start(self.master.master_info(), on_change)
+
+    def _leader_changed(self, leader: str | None) -> None:
+        was = self.master.leader_address
+        self.master.leader_address = None if leader == self.address else (leader or "")
+        if was is not None and self.master.leader_address is None:
+            log.info("master %s elected leader", self.address)
+            self.master.became_leader()
+        elif was is None and self.master.leader_address is not None:
+            log.error("master %s lost leadership (leader now: %s)", self.address, leader or "none")
+            if self.on_lost_leadership is not None:
+                self.on_lost_leadership()
+
+    async def stop(self) -> None:
+        """Stop serving; idempotent."""
+        self.elector.stop()
+        self.master.stop()
+        if self._runner is not None:
+            runner, self._runner = self._runner, None
+            await runner.cleanup()

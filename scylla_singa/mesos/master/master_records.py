@@ -1,0 +1,135 @@
+"""The master's records: frameworks, agents, tasks, offers, and its configuration."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from scylla_singa.mesos.api.resources import Resources
+from .registration_lifecycles import AgentLinkLifecycle, FrameworkLifecycle
+
+MAX_STATUSES = 8
+
+
+class CallError(Exception):
+    """A scheduler call refused with an HTTP status (400, 403, ...) and Mesos's text message."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class Outbox(Protocol):
+    """Where the master's messages to one peer go (an event stream or an agent link); never blocks."""
+
+    def send(self, message: dict[str, Any]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class MasterConfig:
+    """The master's flags (see `scylla-singa master --help`)."""
+
+    host: str = "127.0.0.1"
+    port: int = 5050
+    advertise_host: str | None = None
+    work_dir: Path | None = None
+    allocator: str = "drf"
+    allocation_interval: float = 1.0
+    offer_timeout: float | None = None
+    heartbeat_interval: float = 15.0
+    agent_ping_interval: float = 15.0
+    agent_ping_misses: int = 5
+    agent_reregister_timeout: float = 75.0
+    recovered_framework_timeout: float = 600.0
+    credentials: dict[str, str] | None = None
+    role_weights: dict[str, float] = field(default_factory=dict)
+    max_completed_tasks: int = 1000
+    default_kill_grace: float = 3.0
+
+
+@dataclass
+class TaskRec:
+    framework_id: str
+    task_id: str
+    agent_id: str
+    info: dict[str, Any]
+    resources: Resources
+    state: str = "TASK_STAGING"
+    status: dict[str, Any] | None = None
+    statuses: list[dict[str, Any]] = field(default_factory=list)
+    kill_grace: float | None = None   # set once a KILL was asked
+
+    def record(self, status: dict[str, Any]) -> None:
+        self.state = status["state"]
+        self.status = status
+        self.statuses.append({k: status[k] for k in ("state", "timestamp", "container_status") if k in status})
+        del self.statuses[:-MAX_STATUSES]
+
+
+@dataclass
+class OfferRec:
+    id: str
+    framework_id: str
+    agent_id: str
+    resources: Resources
+    timer: Any = None
+
+
+@dataclass
+class FrameworkRec:
+    id: str
+    info: dict[str, Any]
+    role: str
+    lifecycle: FrameworkLifecycle
+    registered_time: float
+    stream: Outbox | None = None
+    stream_id: str | None = None
+    tasks: dict[str, TaskRec] = field(default_factory=dict)
+    offers: set[str] = field(default_factory=set)
+    completed: deque = field(default_factory=lambda: deque(maxlen=1000))
+    failover_timer: Any = None
+    principal: str | None = None
+
+    @property
+    def connected(self) -> bool:
+        return self.lifecycle.state == "CONNECTED"
+
+    @property
+    def failover_timeout(self) -> float:
+        return float(self.info.get("failover_timeout", 0.0) or 0.0)
+
+    def has_capability(self, name: str) -> bool:
+        return any(c.get("type") == name for c in self.info.get("capabilities") or [])
+
+
+@dataclass
+class AgentRec:
+    id: str
+    hostname: str
+    port: int
+    ip: str
+    total: Resources
+    attributes: list[dict[str, Any]]
+    lifecycle: AgentLinkLifecycle
+    registered_time: float
+    link: Outbox | None = None
+    tasks: dict[tuple[str, str], TaskRec] = field(default_factory=dict)
+    offers: set[str] = field(default_factory=set)
+    timer: Any = None
+    healthy: bool = True          # False: its containerizer does not work; it offers nothing
+    health_message: str = ""
+
+    @property
+    def active(self) -> bool:
+        return self.lifecycle.state == "CONNECTED"
+
+    def url(self) -> dict[str, Any] | None:
+        if not self.port:
+            return None
+        return {"scheme": "http", "address": {"hostname": self.hostname, "ip": self.ip, "port": self.port},
+                "path": "/slave(1)"}
