@@ -78,6 +78,22 @@ def test_the_runtime_contract_forbids_every_dependency_its_image_lacks() -> None
     assert wanted <= set(contract["forbidden_modules"]), sorted(wanted - set(contract["forbidden_modules"]))
 
 
+def test_every_test_directory_is_a_package() -> None:
+    """So test modules import their helpers by package (tests.support..., .helpers), never from a conftest."""
+    dirs = {p.parent for p in (REPO / "tests").rglob("*.py") if "__pycache__" not in p.parts}
+    missing = sorted(str(d.relative_to(REPO)) for d in dirs if not (d / "__init__.py").is_file())
+    assert not missing, f"test directories without __init__.py: {missing}"
+
+
+def test_no_test_imports_from_a_conftest() -> None:
+    offenders = []
+    for path in (REPO / "tests").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] == "conftest":
+                offenders.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert not offenders, f"imports from a conftest (move the helper to tests/support): {offenders}"
+
+
 def test_every_marker_used_is_registered_and_every_registered_one_is_used() -> None:
     registered = {m.split(":")[0].strip() for m in PYPROJECT["tool"]["pytest"]["ini_options"]["markers"]}
     used = set()
