@@ -1,69 +1,76 @@
-"""`scylla-singa data digits --out DIR`: scikit-learn's handwritten digits as SINGA input files.
+"""`scylla-singa data digits|mnist-shaped|cifar-shaped --out DIR`: the click wiring over digits.py.
 
-The data set is the one scikit-learn ships (1,797 8x8 grey images of the
-digits 0-9, pixel values 0-16; no download). It is split once, with a fixed
-seed, into 1,437 training and 360 test images and written as
-
-    DIR/train.csv, DIR/test.csv    one record per line: label,p0,...,p63 (kCSVInput, backend "textfile")
-    DIR/train.bin, DIR/test.bin    the project's record store (kRecordInput; records.py)
-    DIR/meta.json                  counts, shape, classes, split seed
-
-The split and the files are the same on every run (the image build runs
-this). Host side only: it imports scikit-learn, which the image lacks.
+Host side only (digits.py imports scikit-learn, which the image lacks).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
-import numpy as np
 
-from .records import write_records
+from .digits import CIFAR_SHAPED, DIGITS, MNIST_SHAPED, DigitsSet, write_digits_set
 
-SPLIT_SEED = 0
-TEST_COUNT = 360
-
-
-def digits_split() -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """{"train": (X, y), "test": (X, y)} with X (N, 64) integer pixels and y (N,) labels."""
-    from sklearn.datasets import load_digits
-
-    digits = load_digits()
-    x = digits.data.astype(np.int64)
-    y = digits.target.astype(np.int64)
-    perm = np.random.default_rng(SPLIT_SEED).permutation(len(y))
-    test, train = perm[:TEST_COUNT], perm[TEST_COUNT:]
-    return {"train": (x[train], y[train]), "test": (x[test], y[test])}
-
-
-def write_digits(out: Path) -> dict:
-    """Write the digits files into `out` (created if needed); returns the meta written."""
-    out.mkdir(parents=True, exist_ok=True)
-    meta = {"name": "digits", "source": "sklearn.datasets.load_digits", "shape": [64], "classes": 10,
-            "pixel_range": [0, 16], "split_seed": SPLIT_SEED, "counts": {}}
-    for split, (x, y) in digits_split().items():
-        lines = [",".join(map(str, [label, *row])) for label, row in zip(y.tolist(), x.tolist())]
-        tmp = out / f".{split}.csv.tmp"
-        tmp.write_text("\n".join(lines) + "\n")
-        tmp.replace(out / f"{split}.csv")
-        write_records(out / f"{split}.bin", x.astype(np.float32), y, {"name": f"digits-{split}"})
-        meta["counts"][split] = int(len(y))
-    (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
-    return meta
+_OUT = click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+                    help="Directory to write the files into (created if needed).")
 
 
 @click.group()
 def data() -> None:
-    """Prepare data sets for SINGA jobs."""
+    """Write SINGA input files (KVFile records and CSV) from scikit-learn's
+    handwritten digits: 1,797 8x8 grey images of the digits 0-9, split
+    1,437/360, no download. mnist-shaped and cifar-shaped are these digits
+    scaled to MNIST's and CIFAR-10's shapes, not MNIST or CIFAR-10."""
+
+
+def _write(variant: DigitsSet, out: Path) -> None:
+    try:
+        meta = write_digits_set(out, variant)
+    except ImportError as exc:
+        raise click.ClickException(f"{exc.name or 'scikit-learn'} is missing: install scylla-singa's data extra "
+                                   "(pip install 'scylla-singa[data]'), which provides the digits") from None
+    except OSError as exc:
+        raise click.ClickException(f"cannot write the {variant.name} files into {out}: {exc.strerror or exc}") from None
+    names = ", ".join(meta["files"].values())
+    click.echo(f"{variant.name}: {meta['counts']['train']} train and {meta['counts']['test']} test records of "
+               f"{'x'.join(map(str, meta['shape']))} in {out} ({names}, {variant.meta_file})")
 
 
 @data.command("digits")
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Directory to write train/test CSV and record-store files into.")
+@_OUT
 def digits_cmd(out: Path) -> None:
-    """scikit-learn's handwritten digits (1,797 8x8 images, 10 classes), split 1,437/360."""
-    meta = write_digits(out)
-    click.echo(f"digits: {meta['counts']['train']} train, {meta['counts']['test']} test records in {out} "
-               "(train.csv, test.csv, train.bin, test.bin)")
+    """The digits as they are: 8x8 grey, values 0-16 (shape: 64, or 8 8).
+
+    Writes train.bin and test.bin (SINGA KVFiles of RecordProto, backend
+    "kvfile", layer kRecordInput), train.csv and test.csv (label,64 values;
+    backend "textfile", layer kCSVInput) and meta.json."""
+    _write(DIGITS, out)
+
+
+@data.command("mnist-shaped")
+@_OUT
+def mnist_cmd(out: Path) -> None:
+    """The digits in MNIST's shape, NOT MNIST: 28x28 grey, values 0-255.
+
+    Each 8x8 digit is scaled to 20x20 and centred with a 4-pixel border, as
+    MNIST frames its digits, so SINGA's mnist confs (shape: 784, or 1 28 28;
+    mean_value/std_value 127.5 or std_value 255) read it once their paths
+    point here. Writes digits-as-mnist-train.bin / -test.bin (KVFile, as
+    SINGA's examples/mnist converter writes them), the same as .csv, and
+    digits-as-mnist.json."""
+    _write(MNIST_SHAPED, out)
+
+
+@data.command("cifar-shaped")
+@_OUT
+def cifar_cmd(out: Path) -> None:
+    """The digits in CIFAR-10's shape, NOT CIFAR-10: 3x32x32, values 0-255.
+
+    Each 8x8 digit is scaled to 32x32, the same grey in all three channels
+    (channels first, as CIFAR-10's files), so SINGA's cifar10 confs (shape:
+    3 32 32, mean_file) read it once their paths point here. Writes
+    digits-as-cifar-train.bin / -test.bin (KVFile, as SINGA's
+    examples/cifar10 converter writes them), digits-as-cifar-mean.bin (the
+    training set's per-pixel mean, one record keyed "mean"), the records as
+    .csv too, and digits-as-cifar.json."""
+    _write(CIFAR_SHAPED, out)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from scylla_singa.runtime.data_cli import write_digits
+from scylla_singa.runtime.digits import write_digits
 
 
 @pytest.fixture(scope="session")
