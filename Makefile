@@ -13,7 +13,7 @@ help:
 	@echo "make test    set up, then check the layers (lint-imports) and run the whole test suite"
 	@echo "make setup   Python env in .venv, a Docker engine, the images"
 	@echo "make images  build the Docker images (no registry needed)"
-	@echo "make proto   regenerate scylla_singa/jobconf/job_pb2.py from job.proto"
+	@echo "make proto   regenerate job_pb2.py and common_pb2.py in scylla_singa/jobconf/"
 	@echo "make bench   run the benchmarks, write docs/benchmarks.md (SIZE=quick|full, ONLY=name,...)"
 
 setup: images
@@ -39,7 +39,8 @@ bench: setup
 	$(BIN)/python -m bench.run --size $(SIZE) $(if $(ONLY),--only $(ONLY))
 
 proto: venv
-	$(BIN)/python -m grpc_tools.protoc -Iscylla_singa/jobconf --python_out=scylla_singa/jobconf scylla_singa/jobconf/job.proto
+	$(BIN)/python -m grpc_tools.protoc -Iscylla_singa/jobconf --python_out=scylla_singa/jobconf \
+		scylla_singa/jobconf/job.proto scylla_singa/jobconf/common.proto
 
 clean:
 	rm -rf .venv .cache .pytest_cache .hypothesis

@@ -43,16 +43,22 @@ def ensure_protobuf_wheel(wheels: Path) -> Path:
 
 
 def ensure_digits(out: Path) -> None:
-    """The digits files, written by `scylla-singa data digits` unless complete ones are there."""
+    """The digits files, written by `scylla-singa data digits` unless complete, current ones are there.
+
+    Current means SINGA's KVFile format: .bin files written before the
+    switch from the project's own record format are rewritten.
+    """
+    from scylla_singa.datasets.digits import RECORD_FORMAT, write_digits
+
     meta = out / "meta.json"
     names = ("train.csv", "test.csv", "train.bin", "test.bin")
     if meta.exists() and all((out / n).exists() for n in names):
         try:
-            if json.loads(meta.read_text()).get("counts") == {"train": 1437, "test": 360}:
+            written = json.loads(meta.read_text())
+            if written.get("counts") == {"train": 1437, "test": 360} and written.get("record_format") == RECORD_FORMAT:
                 return
         except ValueError:
             pass
-    from scylla_singa.datasets.digits import write_digits
     write_digits(out)
 
 

@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from . import job_pb2
 
 L = job_pb2.LayerType
-_INPUT = {L.Value(n) for n in ("kCSVInput", "kRecordInput", "kShardData", "kLMDBData", "kMnist",
-                               "kRGBImage", "kCharRNNInput", "kOneHot", "kPrefetch")}
+_INPUT = {L.Value(n) for n in ("kCSVInput", "kRecordInput", "kShardData", "kLMDBData", "kCharRNN")}
+# SINGA's deprecated parsers of kShardData records: their output shape is the data set's.
+_MNIST_SIDE = 28
+_RGB_SHAPE = (3, 32, 32)
 _CONV = {L.Value(n) for n in ("kConvolution", "kCConvolution", "kCudnnConv")}
 _POOL = {L.Value(n) for n in ("kPooling", "kCPooling", "kCudnnPool")}
 _SCALAR_OUT = {L.Value(n) for n in ("kSoftmaxLoss", "kEuclideanLoss", "kCudnnSoftmaxLoss", "kAccuracy")}
@@ -62,9 +64,11 @@ def estimate_model_size(net: job_pb2.NetProto) -> ModelSize:
 
 
 def _batch_size(layer: job_pb2.LayerProto) -> int:
-    for conf in (layer.store_conf, layer.sharddata_conf, layer.lmdbdata_conf):
-        if conf.batchsize:
-            return max(conf.batchsize)
+    if layer.store_conf.batchsize:
+        return max(layer.store_conf.batchsize)
+    for conf in (layer.sharddata_conf, layer.lmdbdata_conf, layer.char_rnn_conf):
+        if conf.batchsize > 0:
+            return conf.batchsize
     return 1
 
 
@@ -72,34 +76,62 @@ def _shared(layer: job_pb2.LayerProto, index: int) -> bool:
     return index < len(layer.param) and bool(layer.param[index].share_from)
 
 
+def _image(shape: Shape) -> tuple[int, int, int]:
+    """(channels, height, width) of a per-sample shape, as SINGA reads the last three dimensions."""
+    if len(shape) >= 3:
+        return shape[-3], shape[-2], shape[-1]
+    if len(shape) == 2:
+        return 1, shape[0], shape[1]
+    return 1, math.prod(shape), 1
+
+
+def _window(conf: job_pb2.ConvolutionProto | job_pb2.PoolingProto) -> tuple[tuple[int, int], ...]:
+    """(kernel, pad, stride) as (y, x) pairs: the square field when set, else the _y/_x ones (SINGA's rule)."""
+    def pair(square: str) -> tuple[int, int]:
+        if conf.HasField(square):
+            return getattr(conf, square), getattr(conf, square)
+        return getattr(conf, f"{square}_y"), getattr(conf, f"{square}_x")
+    return pair("kernel"), pair("pad"), pair("stride")
+
+
+def _slide(size: int, kernel: int, pad: int, stride: int) -> int:
+    return max(1, (size + 2 * pad - kernel) // max(1, stride) + 1)
+
+
 def _layer_shape(layer: job_pb2.LayerProto, in_shape: Shape) -> tuple[Shape, int]:
     """Output shape of `layer` and the parameters it owns, given its input shape."""
     t = layer.type
     n_in = math.prod(in_shape)
     if t in _INPUT:
-        shape = tuple(layer.store_conf.shape) or tuple(layer.sharddata_conf.shape) or (1,)
-        return shape, 0
+        return tuple(layer.store_conf.shape) or (1,), 0
     if t == L.Value("kInnerProduct"):
         out = layer.innerproduct_conf.num_output
         bias = out if layer.innerproduct_conf.bias_term else 0
         return (out,), (0 if _shared(layer, 0) else n_in * out) + (0 if _shared(layer, 1) else bias)
     if t in _CONV:
         conf = layer.convolution_conf
-        c, h, w = (in_shape + (1, 1, 1))[:3] if len(in_shape) >= 3 else (1, n_in, 1)
-        k, p, s = conf.kernel, conf.pad, conf.stride
-        oh, ow = max(1, (h + 2 * p - k) // s + 1), max(1, (w + 2 * p - k) // s + 1)
+        c, h, w = _image(in_shape)
+        (ky, kx), (py, px), (sy, sx) = _window(conf)
         nf = conf.num_filters
-        return (nf, oh, ow), nf * c * k * k + (nf if conf.bias_term else 0)
+        out = (nf, _slide(h, ky, py, sy), _slide(w, kx, px, sx))
+        weight = 0 if _shared(layer, 0) else nf * c * ky * kx
+        bias = nf if len(layer.param) > 1 and not _shared(layer, 1) else 0  # SINGA: a bias iff a second param
+        return out, weight + bias
     if t in _POOL:
-        conf = layer.pooling_conf
-        if len(in_shape) < 3:
+        if len(in_shape) < 2:
             return in_shape, 0
-        c, h, w = in_shape[:3]
-        k, p, s = conf.kernel, conf.pad, max(1, conf.stride)
-        return (c, max(1, (h + 2 * p - k) // s + 1), max(1, (w + 2 * p - k) // s + 1)), 0
-    if t == L.Value("kImagePreprocess") and len(in_shape) >= 3 and layer.rgbimage_preprocess_conf.cropsize:
-        crop = layer.rgbimage_preprocess_conf.cropsize
+        c, h, w = _image(in_shape)
+        (ky, kx), (py, px), (sy, sx) = _window(layer.pooling_conf)
+        return (c, _slide(h, ky, py, sy), _slide(w, kx, px, sx)), 0
+    if t == L.Value("kImagePreprocess") and len(in_shape) >= 3 and layer.rgbimage_conf.cropsize:
+        crop = layer.rgbimage_conf.cropsize
         return (in_shape[0], crop, crop), 0
+    if t == L.Value("kMnist"):
+        side = layer.mnist_conf.resize or _MNIST_SIDE
+        return (side, side), 0
+    if t == L.Value("kRGBImage"):
+        crop = layer.rgbimage_conf.cropsize
+        return ((_RGB_SHAPE[0], crop, crop) if crop else _RGB_SHAPE), 0
     if t in (L.Value("kRBMVis"), L.Value("kRBMHid")):
         hdim = layer.rbm_conf.hdim
         if t == L.Value("kRBMVis"):

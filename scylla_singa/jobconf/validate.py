@@ -1,9 +1,10 @@
 """Checks a parsed job.conf beyond what the protobuf grammar enforces.
 
-SINGA declared some fields `required`; our job.proto makes everything
-optional so that this module can say which field is missing, where, and how
-to fix it. Only structure is checked here; whether the runtime implements a
-layer type is the runtime's own check at start.
+SINGA's `required` fields are checked by the parser already (as SINGA's own
+parser does). This module checks what a job needs to be run and laid out:
+a name, a positive number of training steps, a net whose layers name known
+sources, and a cluster section SINGA's process rules can lay out. Whether
+the runtime implements a layer type is the runtime's own check at start.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ def validate_job(parsed: ParsedJob) -> None:
     if not job.name:
         raise parsed.error('missing "name": add a line like  name: "my-job"', "name")
     if not job.HasField("train_steps") or job.train_steps <= 0:
-        raise parsed.error("train_steps must be set to a positive number of training steps", "train_steps")
+        raise parsed.error("train_steps must be set to a positive number of training steps (without it SINGA "
+                           "stops before the first step; a conf meant for `singa -test`, such as SINGA's "
+                           "char-rnn sample.conf, is not a training job scylla-singa runs)", "train_steps")
     for field in _NON_NEGATIVE:
         if getattr(job, field) < 0:
             raise parsed.error(f"{field} must not be negative, got {getattr(job, field)}", field)

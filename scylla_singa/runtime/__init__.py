@@ -7,11 +7,13 @@ the stdlib-only helpers (scylla_singa.common) and itself, and no third-party
 package but numpy, zmq and protobuf: lint-imports checks that (pyproject.toml),
 so the `singa:latest` image, which carries only those, can run it. Layout:
 
-    spec.py        job.conf -> TrainingSpec through the job model; refuses what is not implemented
+    spec.py        job.conf -> TrainingSpec through the job model
+    support.py     what singa-py implements; refuses the rest at start, by name, pointing to singa:latest
     layers.py      layers (forward/backward);  net.py  nets per phase over flat parameters
     params.py      parameter init and the flat layout servers slice
     updaters.py    learning-rate schedules and updaters (pure functions)
-    data.py        CSV and record-store inputs, batching, sharding;  records.py  the record format
+    data.py        CSV and KVFile inputs, mean/std, batching, sharding
+    kvfile.py      SINGA's KVFile;  records.py  SINGA's RecordProto records in it, to and from numpy
     machine_events.py  the machines' events and instructions
     worker.py      worker state machine;  server.py  server state machine
     process.py     one process: rendezvous, routing, heartbeats, checkpoints, shutdown

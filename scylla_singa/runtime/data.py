@@ -1,9 +1,15 @@
-"""Training and test data for input layers: kCSVInput (textfile) and kRecordInput (record store).
+"""Training and test data for input layers: kCSVInput (backend "textfile") and kRecordInput ("kvfile").
 
-store_conf fields honoured: `path`, `backend`, `separator` (CSV), `shape`,
-`batchsize` (the first), `has_label` (the label is a CSV line's first
-column), `mean_value` and `std_value` (x = (x - mean) / std, each only when
-set), `random_skip` (a worker skips a random 0..random_skip records first).
+Both read what SINGA 0.3 reads: a CSV line is `label,v1,...,vN` (the label
+only when store_conf.has_label; the separator characters are
+store_conf.separator; exactly N values, N the product of store_conf.shape);
+a kvfile is SINGA's KVFile of RecordProto records (records.py). Then, as
+SINGA's input layers do: subtract the mean (mean_file's values, else
+mean_value) and divide by the std (std_file's, else std_value), each only
+when given. For a CSV input the mean and std files are CSV files whose first
+line holds the N values; for a record input they are KVFiles whose first
+record's data does. `random_skip`: a worker skips a random 0..random_skip
+records first.
 
 Partitioning: the training batch of a worker group is split among its
 workers (worker j of n gets batchsize/n samples, the first batchsize % n
@@ -15,18 +21,22 @@ use different orders. Test and validation read the whole split in file order.
 
 from __future__ import annotations
 
+import math
 import os
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
 from scylla_singa.jobconf import job_pb2
-from .records import RecordFormatError, read_records
-from .runtime_errors import SingaConfigError
 
-CSV_BACKENDS = ("", "textfile")
-RECORD_BACKENDS = ("", "kvfile", "recordfile")
+from .runtime_errors import SingaConfigError
+from .kvfile import KVFileError
+from .records import RecordFormatError, read_first_record_data, read_records
+
+# The store backend each input layer type reads here (SINGA 0.3's names).
+BACKENDS = {"kCSVInput": "textfile", "kRecordInput": "kvfile"}
 
 
 @dataclass(frozen=True)
@@ -40,58 +50,121 @@ class Dataset:
         return int(self.features.shape[0])
 
 
+@dataclass(frozen=True)
+class InputSource:
+    """What decides an input layer's data: the cache key of load_dataset."""
+
+    layer: str
+    kind: str
+    path: str
+    separator: str
+    has_label: bool
+    shape: tuple[int, ...]
+    mean_file: str | None
+    std_file: str | None
+    mean_value: float | None
+    std_value: float | None
+
+
 def load_dataset(layer: job_pb2.LayerProto) -> Dataset:
     """Read and normalise the data of input layer `layer`. Raises SingaConfigError naming the layer."""
     conf = layer.store_conf
-    kind = job_pb2.LayerType.Name(layer.type)
-    key = (kind, os.path.abspath(conf.path), conf.separator, conf.has_label, tuple(conf.shape),
-           conf.mean_value if conf.HasField("mean_value") else None,
-           conf.std_value if conf.HasField("std_value") else None)
-    return _load_cached(layer.name, *key)
+
+    def optional(field: str):
+        if not conf.HasField(field):
+            return None
+        value = getattr(conf, field)
+        return os.path.abspath(value) if field.endswith("_file") else value
+    return _load_cached(InputSource(layer.name, job_pb2.LayerType.Name(layer.type), os.path.abspath(conf.path),
+                               conf.separator, conf.has_label, tuple(conf.shape), optional("mean_file"),
+                               optional("std_file"), optional("mean_value"), optional("std_value")))
 
 
 @lru_cache(maxsize=8)
-def _load_cached(name: str, kind: str, path: str, sep: str, has_label: bool, shape: tuple[int, ...],
-                 mean: float | None, std: float | None) -> Dataset:
-    if not os.path.exists(path):
-        raise SingaConfigError(f'layer "{name}": store_conf.path {path} does not exist')
-    if kind == "kCSVInput":
-        features, labels = _read_csv(name, path, sep, has_label)
-    else:
-        try:
-            recs = read_records(path)
-        except (RecordFormatError, OSError) as exc:
-            raise SingaConfigError(f'layer "{name}": {exc}') from None
-        if has_label and recs.labels is None:
-            raise SingaConfigError(f'layer "{name}": {path} holds no labels but store_conf.has_label is true')
-        features = recs.features.reshape(recs.count, -1)
-        labels = recs.labels if has_label else None
-    per = int(np.prod(shape)) if shape else features.shape[1]
-    if features.shape[1] != per:
-        raise SingaConfigError(f'layer "{name}": store_conf.shape {list(shape)} means {per} values per record, '
-                               f"but {path} has {features.shape[1]}")
-    features = features.astype(np.float32)
+def _load_cached(src: InputSource) -> Dataset:
+    per = math.prod(src.shape)
+    features, labels = _read(src, src.path, per)
+    mean = _statistic(src, "mean", src.mean_file, src.mean_value, per)
+    std = _statistic(src, "std", src.std_file, src.std_value, per)
     if mean is not None:
-        features -= np.float32(mean)
+        features -= mean
     if std is not None:
-        if std == 0:
-            raise SingaConfigError(f'layer "{name}": store_conf.std_value must not be 0')
-        features /= np.float32(std)
-    features = features.reshape((features.shape[0],) + (shape or (per,)))
+        if np.any(std == 0):
+            raise SingaConfigError(f'layer "{src.layer}": the std ({src.std_file or "std_value"}) has a 0, '
+                                   "which SINGA would divide by")
+        features /= std
+    features = features.reshape((features.shape[0],) + src.shape)
     features.setflags(write=False)
     return Dataset(features, labels)
 
 
-def _read_csv(name: str, path: str, sep: str, has_label: bool) -> tuple[np.ndarray, np.ndarray | None]:
+def _read(src: InputSource, path: str, per: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """Features (N, per) float32 and labels of `path`, as this layer type reads it."""
+    if not os.path.exists(path):
+        raise SingaConfigError(f'layer "{src.layer}": store_conf.path {path} does not exist')
+    if src.kind == "kCSVInput":
+        features, labels = _read_csv(src, path, per, src.has_label)
+    else:
+        try:
+            recs = read_records(path)
+        except (RecordFormatError, KVFileError, OSError) as exc:
+            raise SingaConfigError(f'layer "{src.layer}": store_conf.path: {exc}') from None
+        features, labels = recs.features, recs.labels
+    if features.shape[1] != per:
+        raise SingaConfigError(f'layer "{src.layer}": store_conf.shape {list(src.shape)} means {per} values per '
+                               f"record, but {path} has {features.shape[1]}")
+    return features, labels
+
+
+def _statistic(src: InputSource, what: str, path: str | None, value: float | None, per: int) -> np.ndarray | None:
+    """The mean or std to apply: per value from a file, else one value for all, else None."""
+    if path is None:
+        return None if value is None else np.full(per, value, dtype=np.float32)
+    if not os.path.exists(path):
+        raise SingaConfigError(f'layer "{src.layer}": store_conf.{what}_file {path} does not exist')
     try:
-        table = np.loadtxt(path, delimiter=sep or ",", dtype=np.float64, ndmin=2)
-    except (ValueError, OSError) as exc:
-        raise SingaConfigError(f'layer "{name}": cannot read {path} as CSV: {exc}') from None
-    if table.shape[0] == 0:
-        raise SingaConfigError(f'layer "{name}": {path} has no records')
+        if src.kind == "kCSVInput":
+            values = _read_csv(src, path, per, has_label=False, first_only=True)[0][0]
+        else:
+            values = read_first_record_data(path)
+    except (RecordFormatError, KVFileError, OSError) as exc:
+        raise SingaConfigError(f'layer "{src.layer}": store_conf.{what}_file: {exc}') from None
+    if values.size != per:
+        raise SingaConfigError(f'layer "{src.layer}": store_conf.{what}_file {path} holds {values.size} values; '
+                               f"store_conf.shape {list(src.shape)} needs {per}")
+    return values.astype(np.float32)
+
+
+def _read_csv(src: InputSource, path: str, per: int, has_label: bool,
+              first_only: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+    """CSV lines as SINGA's tokenizer splits them: any separator character ends a field."""
+    split = re.compile("[" + re.escape(src.separator or ",") + "]")
+    want = per + (1 if has_label else 0)
+    rows: list[list[str]] = []
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for number, line in enumerate(fh, start=1):
+            line = line.rstrip("\r\n")
+            if line and line[-1] in (src.separator or ","):
+                line = line[:-1]  # SINGA's tokenizer ends at a trailing separator
+            if not line:
+                continue
+            fields = split.split(line)
+            if len(fields) != want:
+                raise SingaConfigError(f'layer "{src.layer}": {path}:{number}: {len(fields)} fields, expected {want} '
+                                       f"({'a label and ' if has_label else ''}{per} values for store_conf.shape "
+                                       f"{list(src.shape)})")
+            rows.append(fields)
+            if first_only:
+                break
+    if not rows:
+        raise SingaConfigError(f'layer "{src.layer}": {path} has no records')
+    try:
+        table = np.array(rows, dtype=np.float64)
+    except ValueError as exc:
+        raise SingaConfigError(f'layer "{src.layer}": cannot read {path} as CSV numbers: {exc}') from None
     if has_label:
-        return table[:, 1:], table[:, 0].astype(np.int64)
-    return table, None
+        return table[:, 1:].astype(np.float32), table[:, 0].astype(np.int64)
+    return table.astype(np.float32), None
 
 
 def share_of_batch(batchsize: int, nworkers: int, index: int) -> int:

@@ -1,127 +1,121 @@
-"""The project's binary record store: labelled feature vectors in one file, readable with numpy only.
+"""SINGA's data records (RecordProto, common.proto) in a KVFile, to and from numpy.
 
-SINGA v0's kRecordInput read protobuf records from a "kvfile"; this runtime
-reads this simpler, versioned, self-describing format instead (the
-`scylla-singa data` command writes it). Layout, all integers little-endian:
+What SINGA 0.3's kRecordInput does with a record, and so what we do: parse
+the value as a RecordProto; take its `data` floats when it has any, else
+its `pixel` bytes as unsigned values 0-255; take its `label`. The record's
+own `shape` is informative only: the layer's store_conf.shape decides, and
+only the number of values must agree. A mean or std file (store_conf
+mean_file / std_file) is a KVFile whose first record's `data` holds one
+value per input value.
 
-    offset  size        field
-    0       8           magic  b"SGRECORD"
-    8       2           format version (uint16), currently 1
-    10      2           reserved, 0
-    12      4           header length H (uint32)
-    16      H           header: UTF-8 JSON, space-padded so the data starts
-                        at a multiple of 16 bytes
-                        {"count": N, "shape": [d1, ...], "dtype": "<f4",
-                         "label_dtype": "<i4", "has_label": true, "meta": {...}}
-    16+H    N*4         labels (label_dtype), present only when has_label
-    ...     N*prod*4    features (dtype), record after record, row-major
-
-A reader must refuse a file whose magic differs or whose version it does not
-know; a file shorter than its header promises is refused too. Files are
-written atomically (temporary name, then rename).
+Writing follows SINGA's example converters (examples/mnist and
+examples/cifar10 create_data.cc): one record per image with `shape`,
+`pixel` and `label`, keyed by its zero-padded index, and for CIFAR a mean
+file of one record keyed "mean" with `shape` and `data`.
 """
 
 from __future__ import annotations
 
-import json
-import math
-import os
-import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from google.protobuf.message import DecodeError
 
-MAGIC = b"SGRECORD"
-VERSION = 1
-_PREFIX = struct.Struct("<8sHHI")
-_ALIGN = 16
+from scylla_singa.jobconf import common_pb2
+
+from .kvfile import KVFileError, read_kvfile, write_kvfile
 
 
 class RecordFormatError(ValueError):
-    """The file is not a record store this reader understands; the message says why."""
+    """A KVFile whose values are not the records expected; the message says which and why."""
 
 
 @dataclass(frozen=True)
 class RecordSet:
-    """Records read from one file: features (N, *shape) and labels (N,) or None."""
+    """Records read from one KVFile: features (N, values) float32, labels (N,) int64, and the first record's shape."""
 
     features: np.ndarray
-    labels: np.ndarray | None
-    meta: dict = field(default_factory=dict)
+    labels: np.ndarray
+    shape: tuple[int, ...]
 
     @property
     def count(self) -> int:
         return int(self.features.shape[0])
 
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self.features.shape[1:])
 
-
-def encode_records(features: np.ndarray, labels: np.ndarray | None = None, meta: dict | None = None) -> bytes:
-    """The file's bytes for `features` (N, ...) as float32 and optional integer `labels` (N,)."""
-    feats = np.ascontiguousarray(features, dtype="<f4")
-    if feats.ndim < 2:
-        raise ValueError(f"features must be (count, ...) with at least 2 dimensions, got shape {feats.shape}")
-    if labels is not None:
-        labs = np.ascontiguousarray(labels, dtype="<i4")
-        if labs.shape != (feats.shape[0],):
-            raise ValueError(f"labels must have shape ({feats.shape[0]},), got {labs.shape}")
-    header = {"count": int(feats.shape[0]), "shape": list(feats.shape[1:]), "dtype": "<f4",
-              "label_dtype": "<i4", "has_label": labels is not None, "meta": meta or {}}
-    raw = json.dumps(header, sort_keys=True).encode()
-    pad = (-(_PREFIX.size + len(raw))) % _ALIGN
-    raw += b" " * pad
-    parts = [_PREFIX.pack(MAGIC, VERSION, 0, len(raw)), raw]
-    if labels is not None:
-        parts.append(labs.tobytes())
-    parts.append(feats.tobytes())
-    return b"".join(parts)
-
-
-def decode_records(buf: bytes, source: str = "<bytes>") -> RecordSet:
-    """Parse a record store held in memory. Raises RecordFormatError."""
-    if len(buf) < _PREFIX.size:
-        raise RecordFormatError(f"{source}: too short to be a record store ({len(buf)} bytes)")
-    magic, version, _, hlen = _PREFIX.unpack_from(buf, 0)
-    if magic != MAGIC:
-        raise RecordFormatError(f"{source}: not a record store (magic {magic!r}, expected {MAGIC!r})")
-    if version != VERSION:
-        raise RecordFormatError(f"{source}: record store version {version}; this runtime reads version {VERSION}")
+def decode_record(value: bytes, source: str, index: int) -> common_pb2.RecordProto:
+    record = common_pb2.RecordProto()
     try:
-        header = json.loads(buf[_PREFIX.size:_PREFIX.size + hlen].decode())
-        count, shape = int(header["count"]), tuple(int(d) for d in header["shape"])
-        dtype, ldtype = np.dtype(header["dtype"]), np.dtype(header["label_dtype"])
-        has_label = bool(header["has_label"])
-    except (ValueError, KeyError, TypeError) as exc:
-        raise RecordFormatError(f"{source}: bad record store header: {exc}") from None
-    offset = _PREFIX.size + hlen
-    per = math.prod(shape)
-    need = offset + (count * ldtype.itemsize if has_label else 0) + count * per * dtype.itemsize
-    if len(buf) < need:
-        raise RecordFormatError(f"{source}: truncated: header promises {need} bytes, file has {len(buf)}")
-    labels = None
-    if has_label:
-        labels = np.frombuffer(buf, dtype=ldtype, count=count, offset=offset).astype(np.int64)
-        offset += count * ldtype.itemsize
-    feats = np.frombuffer(buf, dtype=dtype, count=count * per, offset=offset).reshape((count,) + shape)
-    return RecordSet(feats.astype(np.float32), labels, dict(header.get("meta") or {}))
+        record.ParseFromString(value)
+    except DecodeError:
+        raise RecordFormatError(f"{source}: record {index} is not a SINGA RecordProto") from None
+    return record
 
 
-def write_records(path: str | Path, features: np.ndarray, labels: np.ndarray | None = None,
-                  meta: dict | None = None) -> None:
-    """Write a record store atomically: a temporary name in the same directory, then rename."""
-    target = Path(path)
-    data = encode_records(features, labels, meta)
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, target)
+def record_values(record: common_pb2.RecordProto) -> np.ndarray:
+    """A record's values as float32: `data` when present, else `pixel` bytes (SINGA's order of preference)."""
+    if len(record.data):
+        return np.asarray(record.data, dtype=np.float32)
+    return np.frombuffer(record.pixel, dtype=np.uint8).astype(np.float32)
+
+
+def decode_records(values: list[bytes], source: str = "<records>") -> RecordSet:
+    """Records from KVFile values. Raises RecordFormatError when empty, unparsable, valueless or ragged."""
+    if not values:
+        raise RecordFormatError(f"{source}: the KVFile holds no records")
+    first = decode_record(values[0], source, 0)
+    width = len(record_values(first))
+    if width == 0:
+        raise RecordFormatError(f"{source}: record 0 has neither data nor pixel values")
+    features = np.empty((len(values), width), dtype=np.float32)
+    labels = np.empty(len(values), dtype=np.int64)
+    for i, value in enumerate(values):
+        record = first if i == 0 else decode_record(value, source, i)
+        row = record_values(record)
+        if len(row) != width:
+            raise RecordFormatError(f"{source}: record {i} has {len(row)} values, record 0 has {width}")
+        features[i], labels[i] = row, record.label
+    return RecordSet(features, labels, tuple(first.shape))
 
 
 def read_records(path: str | Path) -> RecordSet:
-    """Read a record store file. Raises RecordFormatError or OSError."""
-    return decode_records(Path(path).read_bytes(), str(path))
+    """Every record of a KVFile. Raises RecordFormatError, KVFileError or OSError."""
+    return decode_records([value for _, value in read_kvfile(path)], str(path))
+
+
+def read_first_record_data(path: str | Path) -> np.ndarray:
+    """The `data` of a KVFile's first record: SINGA's mean and std files. Raises RecordFormatError."""
+    tuples = read_kvfile(path)
+    if not tuples:
+        raise RecordFormatError(f"{path}: the KVFile holds no record")
+    record = decode_record(tuples[0][1], str(path), 0)
+    if not len(record.data):
+        raise RecordFormatError(f"{path}: its first record has no data values (a mean or std file stores floats)")
+    return np.asarray(record.data, dtype=np.float32)
+
+
+def encode_image_record(pixels: np.ndarray, label: int) -> bytes:
+    """One image as SINGA's create_data writes it: shape, pixel bytes (0-255) and label."""
+    if pixels.dtype != np.uint8:
+        raise ValueError(f"pixels must be uint8 (0-255), got {pixels.dtype}")
+    record = common_pb2.RecordProto(shape=list(pixels.shape), pixel=pixels.tobytes(), label=int(label))
+    return record.SerializeToString()
+
+
+def write_image_records(path: str | Path, images: np.ndarray, labels: np.ndarray, key_digits: int) -> int:
+    """`images` (N, *shape) uint8 with `labels` (N,) as a KVFile keyed by zero-padded index; returns N."""
+    if len(images) != len(labels):
+        raise ValueError(f"{len(images)} images but {len(labels)} labels")
+    return write_kvfile(path, ((f"{i:0{key_digits}d}", encode_image_record(img, lab))
+                               for i, (img, lab) in enumerate(zip(images, labels))))
+
+
+def write_mean_record(path: str | Path, mean: np.ndarray, key: str = "mean") -> None:
+    """A mean (or std) file: one record with the shape and the float values, as SINGA's cifar10 converter writes."""
+    record = common_pb2.RecordProto(shape=list(mean.shape), data=np.asarray(mean, dtype=np.float32).ravel().tolist())
+    write_kvfile(path, [(key, record.SerializeToString())])
+
+
+__all__ = ["RecordFormatError", "RecordSet", "KVFileError", "decode_records", "read_records", "read_first_record_data",
+           "encode_image_record", "write_image_records", "write_mean_record", "record_values"]

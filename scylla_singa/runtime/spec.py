@@ -3,10 +3,8 @@
 `load_spec` parses with `scylla_singa.jobconf.load_job`, validates with the
 job model's own checks, lays processes out with `process_table`, and then
 refuses, at start and by name, whatever this runtime does not implement
-(a layer type, an algorithm, an updater, a learning-rate change method, an
-init method, a store backend, GPUs, model partitioning). Every refusal is a
-JobConfError pointing at the field, so `singa` prints FILE:LINE:COL and
-exits 2.
+(support.py). Every refusal is a JobConfError pointing at the field, so
+`singa` prints FILE:LINE:COL and exits 2.
 
 Step rules ("Now" in SINGA v0), over steps *completed*: an action with
 frequency f and start a is due after step s when f > 0, s >= a and
@@ -22,13 +20,11 @@ from pathlib import Path
 from scylla_singa.jobconf import ClusterShape, JobConfError, ParsedJob, ProcessSpec, job_pb2, load_job, process_table
 from scylla_singa.jobconf.processes import ProcessLayoutError, server_group_of
 from scylla_singa.jobconf.validate import validate_job
-from .data import CSV_BACKENDS, RECORD_BACKENDS
-from .layers import INPUT_TYPES, LAYERS
-from .net import Model, build_model
-from .params import ParamLayout, SUPPORTED_INITS, slice_bounds
-from .updaters import LRSchedule, UpdaterConfig, learning_rate
 
-LT = job_pb2.LayerType
+from .net import Model, build_model
+from .params import ParamLayout, slice_bounds
+from .support import check_supported
+from .updaters import LRSchedule, UpdaterConfig, learning_rate
 
 
 @dataclass(frozen=True)
@@ -127,67 +123,6 @@ def load_spec(path: str | Path) -> TrainingSpec:
         validate=Every(job.validate_freq, job.validate_after), validate_steps=job.validate_steps,
         checkpoint=Every(job.checkpoint_freq, job.checkpoint_after), updater=updater, lr=lr,
         seed=zlib.crc32(job.name.encode()), layout=model.layout)
-
-
-def check_supported(parsed: ParsedJob) -> None:
-    """Refuse, by name and position, what this runtime does not implement."""
-    job = parsed.proto
-    alg = job_pb2.AlgType.Name(job.train_one_batch.alg)
-    if alg != "kBP":
-        raise parsed.error(f"train_one_batch.alg {alg} is not supported by this runtime (supported: kBP)",
-                           "train_one_batch.alg")
-    if job.gpu:
-        raise parsed.error("this runtime trains on CPUs only; remove the gpu field", "gpu")
-    if job.neuralnet.partition_dim == 1:
-        raise parsed.error("neuralnet.partition_dim 1 (partitioning layers among a group's workers) is not "
-                           "supported; this runtime partitions the batch (partition_dim 0)", "neuralnet.partition_dim")
-    supported = ", ".join(sorted(LAYERS))
-    for i, layer in enumerate(job.neuralnet.layer):  # layer types first: the most useful thing to hear
-        kind = LT.Name(layer.type)
-        if kind not in LAYERS:
-            extra = f' (user_type "{layer.user_type}")' if layer.user_type else ""
-            raise parsed.error(f'layer "{layer.name}": type {kind}{extra} is not supported by this runtime '
-                               f"(supported: {supported})", f"neuralnet.layer[{i}].type")
-    for i, layer in enumerate(job.neuralnet.layer):
-        where = f"neuralnet.layer[{i}]"
-        kind = LT.Name(layer.type)
-        if layer.partition_dim == 1:
-            raise parsed.error(f'layer "{layer.name}": partition_dim 1 is not supported', f"{where}.partition_dim")
-        if kind in INPUT_TYPES:
-            _check_store(parsed, layer, kind, where)
-        if kind == "kDropout" and not 0 <= layer.dropout_conf.dropout_ratio < 1:
-            raise parsed.error(f'layer "{layer.name}": dropout_ratio must be in [0, 1), got '
-                               f"{layer.dropout_conf.dropout_ratio}", f"{where}.dropout_conf.dropout_ratio")
-        for k, param in enumerate(layer.param):
-            init = job_pb2.InitMethod.Name(param.init.type)
-            if param.HasField("init") and init not in SUPPORTED_INITS:
-                raise parsed.error(f'layer "{layer.name}": param "{param.name or k}" init type {init} is not '
-                                   f"supported (supported: {', '.join(SUPPORTED_INITS)})",
-                                   f"{where}.param[{k}].init.type")
-
-
-def _check_store(parsed: ParsedJob, layer: job_pb2.LayerProto, kind: str, where: str) -> None:
-    conf = layer.store_conf
-    if not layer.HasField("store_conf"):
-        raise parsed.error(f'layer "{layer.name}" ({kind}) needs a store_conf with path, batchsize and shape', where)
-    backends = CSV_BACKENDS if kind == "kCSVInput" else RECORD_BACKENDS
-    if conf.backend not in backends:
-        raise parsed.error(f'layer "{layer.name}": store_conf.backend "{conf.backend}" is not supported for {kind} '
-                           f"(supported: {', '.join(repr(b) for b in backends if b)})", f"{where}.store_conf.backend")
-    for field, why in (("mean_file", "use mean_value"), ("std_file", "use std_value")):
-        if conf.HasField(field):
-            raise parsed.error(f'layer "{layer.name}": store_conf.{field} is not supported ({why})',
-                               f"{where}.store_conf.{field}")
-    if conf.encoded:
-        raise parsed.error(f'layer "{layer.name}": store_conf.encoded is not supported', f"{where}.store_conf.encoded")
-    if not conf.path:
-        raise parsed.error(f'layer "{layer.name}": store_conf.path is missing', f"{where}.store_conf")
-    if not conf.batchsize or conf.batchsize[0] <= 0:
-        raise parsed.error(f'layer "{layer.name}": store_conf.batchsize must be set and positive',
-                           f"{where}.store_conf")
-    if not conf.shape or any(d <= 0 for d in conf.shape):
-        raise parsed.error(f'layer "{layer.name}": store_conf.shape must list the positive dimensions of a record',
-                           f"{where}.store_conf")
 
 
 __all__ = ["Every", "TrainingSpec", "JobConfError", "load_spec", "check_supported"]

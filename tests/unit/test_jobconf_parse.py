@@ -26,6 +26,19 @@ def test_confs_parse_and_validate(path: Path) -> None:
     assert parsed.proto.neuralnet.layer
 
 
+ALL_EXAMPLES = sorted((REPO / "examples").rglob("*.conf"))
+
+
+@pytest.mark.parametrize("path", ALL_EXAMPLES, ids=lambda p: str(p.relative_to(REPO / "examples")))
+def test_every_example_conf_parses_and_all_but_the_invalid_one_plan(path: Path) -> None:
+    parsed = load_job(path)
+    if path.parent.name == "invalid":
+        with pytest.raises(JobConfError, match="must divide"):
+            plan_job(parsed)
+    else:
+        assert plan_job(parsed).nprocs >= 1
+
+
 def test_singa_v03_fields_survive_parsing() -> None:
     conv = load_job(HERE / "confs/v03-convnet.conf").proto
     assert list(conv.updater.learning_rate.fixedstep_conf.step) == [0, 60000, 65000]

@@ -1,90 +1,26 @@
-"""The record store format, the digits conversion, and how workers read and share data."""
+"""How input layers read their data (SINGA's CSV and KVFile records, mean and std), and how workers share it."""
 
 from __future__ import annotations
 
-import struct
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 from google.protobuf import text_format
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
-
-from scylla_singa.datasets.digits import write_digits
 from scylla_singa.jobconf import job_pb2
 from scylla_singa.runtime.data import BatchStream, eval_stream, load_dataset, share_of_batch, train_stream
-from scylla_singa.runtime.records import (MAGIC, RecordFormatError, decode_records, encode_records, read_records,
-                                          write_records)
 from scylla_singa.runtime.runtime_errors import SingaConfigError
+from scylla_singa.runtime.kvfile import write_kvfile
+from scylla_singa.runtime.records import write_mean_record
 
-REPO = Path(__file__).resolve().parents[3]
-
-
-@settings(max_examples=40, deadline=None)
-@given(feats=hnp.arrays(np.float32, hnp.array_shapes(min_dims=2, max_dims=3, max_side=6),
-                        elements=st.floats(-1e6, 1e6, width=32)),
-       with_labels=st.booleans(), meta=st.dictionaries(st.text(max_size=5), st.integers(), max_size=3))
-def test_record_store_round_trips(feats: np.ndarray, with_labels: bool, meta: dict) -> None:
-    labels = np.arange(feats.shape[0]) % 7 if with_labels else None
-    data = encode_records(feats, labels, meta)
-    hlen = struct.unpack_from("<I", data, 12)[0]
-    assert (16 + hlen) % 16 == 0  # the data block is aligned
-    got = decode_records(data)
-    np.testing.assert_array_equal(got.features, feats)
-    assert (got.labels is None) == (not with_labels)
-    if with_labels:
-        np.testing.assert_array_equal(got.labels, labels)
-    assert got.meta == meta
+BACKEND = {"kCSVInput": "textfile", "kRecordInput": "kvfile"}
 
 
-@pytest.mark.parametrize("mutate,msg", [
-    (lambda b: b"NOTRECRD" + b[8:], "not a record store"),
-    (lambda b: b[:8] + struct.pack("<H", 9) + b[10:], "version 9"),
-    (lambda b: b[:-4], "truncated"),
-    (lambda b: b[:10], "too short"),
-], ids=["bad-magic", "future-version", "truncated", "too-short"])
-def test_record_store_refuses_what_it_cannot_read(mutate, msg: str) -> None:
-    good = encode_records(np.ones((3, 2), np.float32), np.array([0, 1, 2]))
-    assert good.startswith(MAGIC)
-    with pytest.raises(RecordFormatError, match=msg):
-        decode_records(mutate(good))
-
-
-def test_write_records_is_atomic_and_readable(tmp_path: Path) -> None:
-    write_records(tmp_path / "x.bin", np.eye(3, dtype=np.float32), np.array([2, 1, 0]))
-    assert [p.name for p in tmp_path.iterdir()] == ["x.bin"]
-    got = read_records(tmp_path / "x.bin")
-    assert got.count == 3 and got.shape == (3,)
-
-
-def test_digits_conversion_is_fixed_and_complete(tmp_path: Path, digits_dir: Path) -> None:
-    write_digits(tmp_path)
-    for name in ("train.csv", "test.csv", "train.bin", "test.bin", "meta.json"):
-        assert (tmp_path / name).read_bytes() == (digits_dir / name).read_bytes(), name
-    train, test = read_records(tmp_path / "train.bin"), read_records(tmp_path / "test.bin")
-    assert (train.count, test.count, train.shape) == (1437, 360, (64,))
-    assert set(np.unique(train.labels)) == set(range(10))
-    assert train.features.min() == 0 and train.features.max() == 16
-    lines = (tmp_path / "train.csv").read_text().splitlines()
-    assert len(lines) == 1437 and len(lines[0].split(",")) == 65
-
-
-def test_data_command_writes_the_files(tmp_path: Path) -> None:
-    out = tmp_path / "d"
-    proc = subprocess.run([str(REPO / ".venv" / "bin" / "scylla-singa"), "data", "digits", "--out", str(out)],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert "1437 train, 360 test" in proc.stdout
-    assert sorted(p.name for p in out.iterdir()) == ["meta.json", "test.bin", "test.csv", "train.bin", "train.csv"]
-
-
-def input_layer(kind: str, path: Path, batch: int = 64, extra: str = "") -> job_pb2.LayerProto:
+def input_layer(kind: str, path: Path, batch: int = 64, extra: str = "std_value: 16",
+                shape: str = "shape: 64") -> job_pb2.LayerProto:
     layer = job_pb2.LayerProto()
-    text_format.Parse(f'name: "data" type: {kind} store_conf {{ path: "{path}" batchsize: {batch} shape: 64 '
-                      f"std_value: 16 {extra} }}", layer)
+    text_format.Parse(f'name: "data" type: {kind} store_conf {{ backend: "{BACKEND[kind]}" path: "{path}" '
+                      f"batchsize: {batch} {shape} {extra} }}", layer)
     return layer
 
 
@@ -94,17 +30,62 @@ def test_csv_and_record_inputs_read_the_same_normalised_data(digits_dir: Path) -
     np.testing.assert_allclose(a.features, b.features)
     np.testing.assert_array_equal(a.labels, b.labels)
     assert a.features.max() == pytest.approx(1.0)
-    c = load_dataset(input_layer("kCSVInput", digits_dir / "train.csv", extra="mean_value: 8"))
+    c = load_dataset(input_layer("kCSVInput", digits_dir / "train.csv", extra="std_value: 16 mean_value: 8"))
     np.testing.assert_allclose(c.features, (a.features * 16 - 8) / 16, atol=1e-6)
+
+
+def test_the_8x8_records_can_be_read_as_images(digits_dir: Path) -> None:
+    """Only the number of values must match store_conf.shape (SINGA's rule), so 8 8 reads the 64-value records."""
+    data = load_dataset(input_layer("kRecordInput", digits_dir / "train.bin", shape="shape: 8 shape: 8"))
+    assert data.features.shape == (1437, 8, 8)
+
+
+@pytest.mark.parametrize("kind", ["kRecordInput", "kCSVInput"])
+def test_mean_and_std_files_apply_per_value(tmp_path: Path, digits_dir: Path, kind: str) -> None:
+    """A mean/std file is a KVFile record for record inputs and a CSV line for CSV inputs, as SINGA reads them."""
+    mean, std = np.arange(64, dtype=np.float32) / 8, np.full(64, 2.0, dtype=np.float32)
+    name = "train.bin" if kind == "kRecordInput" else "train.csv"
+    if kind == "kRecordInput":
+        write_mean_record(tmp_path / "mean.bin", mean.reshape(8, 8))
+        write_mean_record(tmp_path / "std.bin", std, key="std")
+    else:
+        (tmp_path / "mean.bin").write_text(",".join(map(str, mean.tolist())) + "\n9,9\n")
+        (tmp_path / "std.bin").write_text(",".join(map(str, std.tolist())) + "\n")
+    raw = load_dataset(input_layer(kind, digits_dir / name, extra=""))
+    got = load_dataset(input_layer(kind, digits_dir / name,
+                                   extra=f'mean_file: "{tmp_path}/mean.bin" std_file: "{tmp_path}/std.bin"'))
+    np.testing.assert_allclose(got.features, (raw.features - mean) / std, atol=1e-6)
+
+
+def test_a_mean_file_of_the_wrong_size_is_refused(tmp_path: Path, digits_dir: Path) -> None:
+    write_mean_record(tmp_path / "mean.bin", np.zeros(63, np.float32))
+    layer = input_layer("kRecordInput", digits_dir / "train.bin", extra=f'mean_file: "{tmp_path}/mean.bin"')
+    with pytest.raises(SingaConfigError, match="mean_file .* holds 63 values; store_conf.shape \\[64\\] needs 64"):
+        load_dataset(layer)
+
+
+def test_csv_lines_follow_singas_tokenizer(tmp_path: Path) -> None:
+    """Any separator character ends a field; a trailing separator is allowed; the field count must be exact."""
+    (tmp_path / "ok.csv").write_text("1;2,3,\n0,4;5\n")
+    layer = input_layer("kCSVInput", tmp_path / "ok.csv", extra='separator: ",;"', shape="shape: 2")
+    data = load_dataset(layer)
+    np.testing.assert_array_equal(data.features, [[2, 3], [4, 5]])
+    np.testing.assert_array_equal(data.labels, [1, 0])
+    (tmp_path / "bad.csv").write_text("1,2,3\n0,4\n")
+    with pytest.raises(SingaConfigError, match="bad.csv:2: 2 fields, expected 3"):
+        load_dataset(input_layer("kCSVInput", tmp_path / "bad.csv", extra="", shape="shape: 2"))
 
 
 @pytest.mark.parametrize("kind,name,extra,msg", [
     ("kCSVInput", "missing.csv", "", "does not exist"),
-    ("kRecordInput", "train.csv", "", "not a record store"),
+    ("kRecordInput", "train.csv", "", "not a KVFile"),
+    ("kRecordInput", "garbage.bin", "", "is not a SINGA RecordProto"),
     ("kCSVInput", "train.csv", "", None),
-], ids=["missing-file", "csv-as-records", "fine"])
-def test_input_errors_name_the_layer(digits_dir: Path, kind, name, extra, msg) -> None:
-    layer = input_layer(kind, digits_dir / name, extra=extra)
+], ids=["missing-file", "csv-as-kvfile", "kvfile-of-non-records", "fine"])
+def test_input_errors_name_the_layer(tmp_path: Path, digits_dir: Path, kind, name, extra, msg) -> None:
+    write_kvfile(tmp_path / "garbage.bin", [("0", b"\xff\xff\xff")])
+    folder = tmp_path if name == "garbage.bin" else digits_dir
+    layer = input_layer(kind, folder / name, extra=extra)
     if msg is None:
         assert len(load_dataset(layer)) == 1437
         return
@@ -112,10 +93,14 @@ def test_input_errors_name_the_layer(digits_dir: Path, kind, name, extra, msg) -
         load_dataset(layer)
 
 
-def test_shape_mismatch_is_a_config_error(digits_dir: Path) -> None:
-    layer = input_layer("kCSVInput", digits_dir / "test.csv")
+@pytest.mark.parametrize("kind,name,msg", [
+    ("kCSVInput", "test.csv", "test.csv:1: 65 fields, expected 64 \\(a label and 63 values for store_conf.shape"),
+    ("kRecordInput", "test.bin", "store_conf.shape \\[63\\] means 63 values per record, but .* has 64"),
+], ids=["csv", "kvfile"])
+def test_shape_mismatch_is_a_config_error(digits_dir: Path, kind: str, name: str, msg: str) -> None:
+    layer = input_layer(kind, digits_dir / name)
     layer.store_conf.shape[0] = 63
-    with pytest.raises(SingaConfigError, match="means 63 values per record"):
+    with pytest.raises(SingaConfigError, match=msg):
         load_dataset(layer)
 
 

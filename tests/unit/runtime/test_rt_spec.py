@@ -31,8 +31,8 @@ def test_singa_v03_mlp_conf_is_supported() -> None:
 
 
 @pytest.mark.parametrize("conf,msg", [
-    ("v03-convnet.conf", 'layer "conv1": type kCConvolution is not supported by this runtime'),
-    ("v03-rbm.conf", "train_one_batch.alg kCD is not supported by this runtime"),
+    ("v03-convnet.conf", 'layer "conv1": type kCConvolution is not supported by singa-py'),
+    ("v03-rbm.conf", "train_one_batch.alg kCD is not supported by singa-py"),
 ], ids=["convnet", "rbm"])
 def test_singa_v03_confs_with_unimplemented_parts_are_refused_by_name(tmp_path: Path, conf: str, msg: str) -> None:
     text = "".join(line for line in (CONFS / conf).read_text().splitlines(True) if not line.startswith("gpu"))
@@ -40,6 +40,7 @@ def test_singa_v03_confs_with_unimplemented_parts_are_refused_by_name(tmp_path: 
     with pytest.raises(JobConfError, match=msg) as info:
         load_spec(tmp_path / conf)
     assert info.value.line is not None
+    assert "run the job on singa:latest (Apache SINGA 0.3 itself) instead" in info.value.message
 
 
 def _replace(text: str, old: str, new: str) -> str:
@@ -47,23 +48,49 @@ def _replace(text: str, old: str, new: str) -> str:
     return text.replace(old, new, 1)
 
 
+# Each: a change to the digits MLP, and the refusal singa-py must give at start (pointing to singa:latest).
 REFUSED = [
     ("layer-type", lambda t: _replace(t, "type: kSTanh", "type: kLRN"), 'layer "tanh1": type kLRN is not supported'),
     ("user-layer", lambda t: _replace(t, "type: kSTanh", 'type: kUserLayer user_type: "mine"'),
      'layer "tanh1": type kUserLayer \\(user_type "mine"\\) is not supported'),
     ("algorithm", lambda t: _replace(t, "alg: kBP", "alg: kBPTT"), "alg kBPTT is not supported"),
-    ("gpu", lambda t: "gpu: 0\n" + t, "CPUs only"),
+    ("gpu", lambda t: "gpu: 0\n" + t, "training on GPUs \\(gpu\\) is not supported"),
+    ("warmup", lambda t: "warmup_steps: 10\n" + t, "warmup_steps 10 is not supported"),
+    ("singa-checkpoint", lambda t: 'checkpoint_path: "ws/rbm1/checkpoint/step6000-worker0"\n' + t,
+     'checkpoint_path "ws/rbm1/checkpoint/step6000-worker0", an Apache SINGA checkpoint file \\(BlobProtos\\)'),
+    ("pretraining-chain", lambda t: 'checkpoint_path: "a"\ncheckpoint_path: "b"\n' + t,
+     "initialising from 2 checkpoint_path files \\(a pretraining chain\\) is not supported"),
     ("updater", lambda t: _replace(t, "type: kSGD", "type: kUserUpdater"), "updater type kUserUpdater is not supported"),
     ("learning-rate", lambda t: _replace(t, "type: kStep", "type: kUserChange"),
      "learning_rate type kUserChange is not supported"),
     ("init", lambda t: _replace(t, "type: kConstant", "type: kUserInit"),
-     'layer "fc1": param "b1" init type kUserInit is not supported'),
+     'layer "fc1": param "b1": init type kUserInit is not supported'),
+    ("user-param", lambda t: _replace(t, 'name: "b1"', 'name: "b1" type: kUser user_type: "mine"'),
+     'layer "fc1": param "b1": type kUser \\(user_type "mine"\\) is not supported'),
     ("backend", lambda t: _replace(t, 'backend: "textfile"', 'backend: "lmdb"'),
-     'layer "data": store_conf.backend "lmdb" is not supported for kCSVInput'),
-    ("mean-file", lambda t: _replace(t, "std_value: 16\n      random_skip", 'mean_file: "m.bin"\n      random_skip'),
-     "store_conf.mean_file is not supported"),
+     'layer "data": store_conf.backend "lmdb" for kCSVInput is not supported'),
+    ("kvfile-csv", lambda t: _replace(t, 'backend: "textfile"', 'backend: "kvfile"'),
+     'layer "data": store_conf.backend "kvfile" for kCSVInput is not supported by singa-py \\(it supports "textfile"'),
+    ("encoded", lambda t: _replace(t, "std_value: 16\n      random_skip", "encoded: true\n      random_skip"),
+     'layer "data": encoded \\(compressed\\) images, store_conf.encoded is not supported'),
+    ("batch-per-partition", lambda t: _replace(t, "batchsize: 64", "batchsize: 32\n      batchsize: 32"),
+     "one store_conf.batchsize per partition is not supported"),
     ("model-partition", lambda t: _replace(t, "neuralnet {", "neuralnet {\n  partition_dim: 1"),
-     "partition_dim 1"),
+     "partition_dim 1 \\(splitting layers among a group's workers\\) is not supported"),
+    ("unrolled-net", lambda t: _replace(t, "neuralnet {", "neuralnet {\n  unroll_len: 3"),
+     "an unrolled recurrent net .* is not supported"),
+    ("unrolled-layer", lambda t: _replace(t, "type: kSTanh", "type: kSTanh unroll_len: 2"),
+     'layer "tanh1": unrolling .* is not supported'),
+    ("softmaxes", lambda t: _replace(t, "type: kSTanh", "type: kSoftmax softmax_conf { num_softmax_per_instance: 2 }"),
+     'layer "tanh1": num_softmax_per_instance 2 is not supported'),
+    ("extension", lambda t: _replace(t, 'type: kSTanh', 'type: kSTanh [my_conf] { x: 1 }'),
+     'layer "tanh1": extension \\[my_conf\\] is not supported by singa-py'),
+]
+
+# Mistakes in the conf itself: refused at start too, but they are the conf's, not singa-py's.
+MISTAKES = [
+    ("no-backend", lambda t: _replace(t, 'backend: "textfile"\n', ""),
+     'layer "data": store_conf.backend is not set; SINGA 0.3 needs "textfile" for kCSVInput'),
     ("dropout-ratio", lambda t: _replace(t, 'type: kSTanh', 'type: kDropout dropout_conf { dropout_ratio: 1 }'),
      "dropout_ratio must be in"),
     ("label-source", lambda t: _replace(t, 'srclayers: "fc2"\n    srclayers: "data"', 'srclayers: "fc2"\n    srclayers: "fc1"'),
@@ -76,11 +103,23 @@ REFUSED = [
 
 
 @pytest.mark.parametrize("mutate,msg", [(m, s) for _, m, s in REFUSED], ids=[i for i, _, _ in REFUSED])
-def test_unsupported_parts_are_refused_at_start_by_name(tmp_path: Path, mutate, msg: str) -> None:
+def test_unsupported_features_are_refused_at_start_by_name(tmp_path: Path, mutate, msg: str) -> None:
+    conf = tmp_path / "job.conf"
+    text = mutate(example_text("digits-mlp"))
+    conf.write_text(text)
+    with pytest.raises(JobConfError, match=msg) as info:
+        load_spec(conf)
+    assert info.value.message.endswith("; run the job on singa:latest (Apache SINGA 0.3 itself) instead")
+    assert info.value.line is not None and info.value.path == str(conf)
+
+
+@pytest.mark.parametrize("mutate,msg", [(m, s) for _, m, s in MISTAKES], ids=[i for i, _, _ in MISTAKES])
+def test_conf_mistakes_are_refused_at_start(tmp_path: Path, mutate, msg: str) -> None:
     conf = tmp_path / "job.conf"
     conf.write_text(mutate(example_text("digits-mlp")))
-    with pytest.raises(JobConfError, match=msg):
+    with pytest.raises(JobConfError, match=msg) as info:
         load_spec(conf)
+    assert "singa:latest" not in info.value.message
 
 
 def test_singa_exits_2_naming_the_layer_type_and_position(tmp_path: Path, capsys) -> None:
@@ -88,7 +127,8 @@ def test_singa_exits_2_naming_the_layer_type_and_position(tmp_path: Path, capsys
     conf.write_text(_replace(example_text("digits-mlp"), "type: kSTanh", "type: kConvolution"))
     assert main(["-conf", str(conf)]) == 2
     err = capsys.readouterr().err
-    assert f"{conf}:" in err and 'layer "tanh1": type kConvolution is not supported' in err
+    assert f"{conf}:" in err and 'layer "tanh1": type kConvolution is not supported by singa-py' in err
+    assert "singa:latest" in err
 
 
 @pytest.mark.parametrize("argv,msg", [

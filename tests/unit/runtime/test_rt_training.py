@@ -35,12 +35,14 @@ def test_one_process_reaches_90_percent(tmp_path: Path, digits_dir: Path, capsys
     assert [p["step"] for p in progress if p["phase"] == "test"] == [200, 400, 600]
 
 
-def test_record_store_input_trains_as_well_as_csv(tmp_path: Path, digits_dir: Path, capsys) -> None:
+def test_singa_kvfile_records_train_the_digits_mlp_to_90_percent(tmp_path: Path, digits_dir: Path, capsys) -> None:
+    """The one data format: SINGA's KVFile of RecordProto, as `scylla-singa data digits` writes it."""
+    assert (digits_dir / "train.bin").read_bytes()[:16] == (8).to_bytes(8, "little") + b"00000000"
     text = digits_conf(digits_dir).replace("type: kCSVInput", "type: kRecordInput")
     text = text.replace('backend: "textfile"', 'backend: "kvfile"').replace(".csv", ".bin")
-    assert text.count("kRecordInput") == 2
+    assert text.count("kRecordInput") == 2 and text.count('backend: "kvfile"') == 2
     _, final = run(tmp_path, text, capsys)
-    assert final["test_accuracy"] >= 0.9
+    assert final["steps"] == 600 and final["test_accuracy"] >= 0.9
 
 
 def test_relu_dropout_adam_and_an_accuracy_layer(tmp_path: Path, digits_dir: Path, capsys) -> None:
@@ -72,7 +74,8 @@ def test_display_and_test_follow_singas_schedule(tmp_path: Path, digits_dir: Pat
 def test_validation_runs_on_its_own_input_every_validate_freq(tmp_path: Path, digits_dir: Path, capsys) -> None:
     text = digits_conf(digits_dir, validate_freq=100, validate_steps=0, test_freq=0)
     val = (f'  layer {{\n    name: "data"\n    type: kCSVInput\n    store_conf {{\n      path: "{digits_dir}/test.csv"\n'
-           '      batchsize: 100\n      shape: 64\n      std_value: 16\n    }\n    include: kVal\n  }\n')
+           '      backend: "textfile"\n      batchsize: 100\n      shape: 64\n      std_value: 16\n    }\n'
+           '    include: kVal\n  }\n')
     text = text.replace("neuralnet {\n", "neuralnet {\n" + val, 1)
     progress, final = run(tmp_path, text, capsys)
     validate = [p for p in progress if p["phase"] == "validate"]
