@@ -2,7 +2,7 @@
 
 Pure Python (numpy for the math, pyzmq for messaging, as SINGA v0 used
 ZeroMQ). It imports nothing from scylla_singa but the job model
-(scylla_singa.jobconf) and itself, so the `singa:latest` image carries only
+(scylla_singa.jobconf) and itself, so the `singa-py:latest` image carries only
 those. Layout:
 
     spec.py        job.conf -> TrainingSpec through the job model; refuses what is not implemented
@@ -16,5 +16,5 @@ those. Layout:
     checkpoint.py  checkpoint files and stores (local, WebHDFS);  cluster.py  cluster.json
     progress.py    PROGRESS/FINAL lines and progress POSTs;  main.py  the `singa` command
     data_cli.py    `scylla-singa data` (host side, not imported by the runtime)
-    image_prepare.py  build-context preparation for images/singa (host side)
+    image_prepare.py  build-context preparation for images/singa-py (host side)
 """

@@ -1,10 +1,10 @@
-"""Build-context preparation for images/singa (run on the host by `scylla-singa images build`).
+"""Build-context preparation for images/singa-py (run on the host by `scylla-singa images build`).
 
 Containers cannot reach the package registries over HTTPS, so the one
 Python package the image needs beyond Debian's (protobuf, pinned by the job
 model's generated code) is downloaded here as its pure-Python wheel into
-images/singa/wheels/, and the digits data set is converted here, with
-`scylla-singa data digits`, into images/singa/data/. Both directories are
+images/singa-py/wheels/, and the digits data set is converted here, with
+`scylla-singa data digits`, into images/singa-py/data/. Both directories are
 git-ignored and left out of the image's input hash. Idempotent: what is
 already there is kept.
 """
@@ -38,7 +38,7 @@ def ensure_protobuf_wheel(wheels: Path) -> Path:
            f"protobuf=={version}", "-d", str(wheels)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0 or not target.exists():
-        raise RuntimeError(f"could not download {target.name} for the singa image:\n{proc.stdout}{proc.stderr}")
+        raise RuntimeError(f"could not download {target.name} for the singa-py image:\n{proc.stdout}{proc.stderr}")
     return target
 
 
@@ -56,7 +56,7 @@ def ensure_digits(out: Path) -> None:
     write_digits(out)
 
 
-def prepare_singa(repo_root: Path) -> None:
-    image_dir = repo_root / "images" / "singa"
+def prepare_singa_py(repo_root: Path) -> None:
+    image_dir = repo_root / "images" / "singa-py"
     ensure_protobuf_wheel(image_dir / "wheels")
     ensure_digits(image_dir / "data")

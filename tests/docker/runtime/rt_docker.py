@@ -1,4 +1,4 @@
-"""Helpers for running `singa:latest` containers the way the framework will: one container per
+"""Helpers for running `singa-py:latest` (the Python runtime) containers the way the framework will: one container per
 SINGA process, on the job's attachable overlay, each with a sandbox holding job.conf and cluster.json."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import docker.errors
 
 from scylla_singa.swarm import JOB_LABEL, MANAGED_LABEL, create_job_network, remove_job_network
 
-IMAGE = "singa:latest"
+IMAGE = "singa-py:latest"
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 SANDBOX = "/mnt/mesos/sandbox"
 
