@@ -11,8 +11,9 @@ It puts into images/singa/ (git-ignored, left out of the input hash):
 - wheels/kazoo-*.whl: the pure-Python ZooKeeper client the task wrapper
   uses (containers cannot reach PyPI over HTTPS, so it is fetched here),
   pinned by version and sha256.
-- data/: the digits set as CSV (the project's examples) and in SINGA's
-  KVFile format, MNIST- and CIFAR-shaped (scylla_singa.datasets.singa_formats).
+- data/: the digits set as CSV (the project's examples), in SINGA's KVFile
+  format, MNIST- and CIFAR-shaped, and as a small text corpus for the rnnlm
+  example (scylla_singa.datasets.singa_formats).
 
 Idempotent: what is already there and correct is kept.
 """
@@ -119,12 +120,12 @@ def ensure_kazoo_wheel(wheels: Path) -> Path:
 
 
 def ensure_data(data: Path) -> None:
-    """The digits as CSV (data/digits) and as SINGA KVFiles (data/mnist, data/cifar10)."""
+    """The digits as CSV (data/digits), as SINGA KVFiles (data/mnist, data/cifar10), as text (data/rnnlm)."""
     from .datasets.singa_formats import write_all
     from .runtime.image_prepare import ensure_digits
 
     ensure_digits(data / "digits")
-    if not (data / "meta.json").exists() or not (data / "cifar10" / "image_mean.bin").exists():
+    if not (data / "meta.json").exists() or not (data / "rnnlm" / "test.txt").exists():
         write_all(data)
 
 

@@ -20,6 +20,12 @@ frame, as MNIST's do; CIFAR-like: the digit fills the whole 32x32 frame,
 the same grey in all three channels. They are still the 1,797 digits, not
 MNIST or CIFAR-10: accuracies are not comparable with published ones.
 
+SINGA's rnnlm example needs a text corpus (its own converter,
+`singa-rnnlm-create-data`, turns text into its records). Here the corpus is
+made of the digits' labels too: consecutive pairs of labels, in split order,
+become sentences such as "three plus eight is one one" (13 words with the
+end of sentence), a small language with structure to learn.
+
 Writes are atomic (a temp file renamed into place). numpy only; the record
 encoding is done here so no protobuf runtime is needed.
 """
@@ -167,8 +173,34 @@ def write_cifar_shaped(out: Path, splits: dict[str, tuple[np.ndarray, np.ndarray
     return counts
 
 
+DIGIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+
+
+def sum_sentences(labels: np.ndarray) -> list[str]:
+    """One sentence per consecutive pair of labels: "<a> plus <b> is <digits of a+b>"."""
+    words = [DIGIT_WORDS[int(v)] for v in labels]
+    return [f"{a} plus {b} is " + " ".join(DIGIT_WORDS[int(d)] for d in str(int(x) + int(y)))
+            for (a, x), (b, y) in zip(zip(words[0::2], labels[0::2]), zip(words[1::2], labels[1::2]))]
+
+
+def write_corpus(out: Path, splits: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, int]:
+    """out/train.txt (training labels), out/valid.txt and out/test.txt (the two halves of the test labels)."""
+    test_labels = splits["test"][1]
+    half = len(test_labels) // 2
+    parts = {"train": splits["train"][1], "valid": test_labels[:half], "test": test_labels[half:]}
+    out.mkdir(parents=True, exist_ok=True)
+    counts = {}
+    for name, labels in parts.items():
+        sentences = sum_sentences(labels)
+        tmp = out / f".{name}.txt.tmp"
+        tmp.write_text("\n".join(sentences) + "\n")
+        tmp.replace(out / f"{name}.txt")
+        counts[name] = len(sentences)
+    return counts
+
+
 def write_all(out: Path) -> dict:
-    """Every derived set under `out`: mnist/, cifar10/ and a meta.json saying what they are."""
+    """Every derived set under `out`: mnist/, cifar10/, rnnlm/ and a meta.json saying what they are."""
     from ..runtime.data_cli import digits_split
 
     splits = digits_split()
@@ -178,6 +210,7 @@ def write_all(out: Path) -> dict:
         "mnist": {"shape": [MNIST_SIDE, MNIST_SIDE], "counts": write_mnist_shaped(out / "mnist", splits)},
         "cifar10": {"shape": [CIFAR_CHANNELS, CIFAR_SIDE, CIFAR_SIDE],
                     "counts": write_cifar_shaped(out / "cifar10", splits)},
+        "rnnlm": {"sentences": write_corpus(out / "rnnlm", splits)},
     }
     (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
     return meta

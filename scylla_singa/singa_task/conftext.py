@@ -108,6 +108,11 @@ class _Parser:
 
     def field(self) -> Field:
         kind, name, start, _ = self.take()
+        if name == "[":   # an extension: [package.name]
+            parts = []
+            while (tok := self.take())[1] != "]":
+                parts.append(tok[1])
+            kind, name = "word", "[" + "".join(parts) + "]"
         if kind != "word":
             raise self.error(f"expected a field name, got {name!r}", start)
         tok = self.peek()

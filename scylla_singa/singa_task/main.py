@@ -31,7 +31,9 @@ from .contract import BadInput, TaskInputs, read_inputs, usage
 from .jobshape import JobShape, read_shape
 from .report import Reporter
 
-SINGA_DIST = os.environ.get("SCYLLA_SINGA_BIN", "singa")
+# The programs: SINGA's own `singa` (the image's `singa` on PATH hands the framework's flags to this
+# wrapper), or a program with its own layers such as the rnnlm example's (SCYLLA_SINGA_*_BIN).
+SINGA_DIST = os.environ.get("SCYLLA_SINGA_BIN", "/opt/singa/bin/singa")
 SINGA_LOCAL = os.environ.get("SCYLLA_SINGA_LOCAL_BIN", "singa-local")
 SINGATOOL = os.environ.get("SCYLLA_SINGATOOL_BIN", "singatool")
 KILL_GRACE_S = 5.0

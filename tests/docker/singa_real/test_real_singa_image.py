@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
+import shutil
 
 import docker
 import pytest
 
-from real_singa import EXAMPLES, IMAGE, Gang, conf_with, reports, require_real_singa
+from real_singa import EXAMPLES, IMAGE, SANDBOX, Gang, conf_with, labels, new_job_id, reports, require_real_singa, \
+    shared_dir, wait_until
+from scylla_singa.framework.model import DEFAULT_COMMAND
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -19,13 +21,13 @@ def real_image(docker_client: docker.DockerClient) -> None:
 def test_the_image_holds_singa_its_tools_and_data_but_no_compilers(docker_client: docker.DockerClient) -> None:
     script = ("id -u; for c in singa singatool singa-local singa-rnnlm singa-task; do command -v $c; done; "
               "command -v g++ gcc make || echo no-compilers; ls /data/mnist /data/cifar10 /data/digits; "
-              "singa | head -1; singa-local | head -1")
+              "singa | head -1; singa-local | head -1; ls /data/rnnlm")
     out = docker_client.containers.run(IMAGE, ["sh", "-c", script], remove=True).decode()
     lines = out.splitlines()
     assert lines[0] == "1000"
-    assert [Path(p).name for p in lines[1:6]] == ["singa", "singatool", "singa-local", "singa-rnnlm", "singa-task"]
+    assert lines[1:6] == ["/usr/local/bin/" + n for n in ("singa", "singatool", "singa-local", "singa-rnnlm", "singa-task")]
     assert "no-compilers" in lines
-    for name in ("train_data.bin", "test_data.bin", "image_mean.bin", "train.csv"):
+    for name in ("train_data.bin", "test_data.bin", "image_mean.bin", "train.csv", "valid_data.bin"):
         assert name in lines
     assert out.count("Args: -conf JOB_CONF") == 2   # both builds are SINGA 0.3.0's main
     size_mb = docker_client.images.get(IMAGE).attrs["Size"] / 1e6
@@ -77,5 +79,39 @@ def test_a_distributed_job_without_zookeeper_is_refused(docker_client: docker.Do
         assert gang.wait(60) == {1: 2}
         assert gang.logs(1, stderr=True).strip().endswith(
             "a job of 3 processes needs ZooKeeper: set SCYLLA_ZK_HOSTS (host:port[,host:port])")
+    finally:
+        gang.close()
+
+
+def test_the_frameworks_command_template_runs_real_singa(docker_client: docker.DockerClient) -> None:
+    """The framework's command (`singa ... -procs_id K -cluster ... -workspace W`) reaches singa-task."""
+    sandbox, workspace = shared_dir("cmd"), shared_dir("cmd-ws")
+    (sandbox / "job.conf").write_text((EXAMPLES / "digits-mlp" / "job.conf").read_text())
+    (sandbox / "cluster.json").write_text('{"job": "j", "nprocs": 1, "procs": [{"id": 0, "host": "j-proc-0", "port": 6723}]}')
+    command = DEFAULT_COMMAND.format(proc=0, workspace="/workspace")
+    c = docker_client.containers.create(
+        IMAGE, ["/bin/sh", "-c", command], labels=labels(new_job_id("cmd")), working_dir=SANDBOX,
+        volumes={str(sandbox): {"bind": SANDBOX, "mode": "rw"}, str(workspace): {"bind": "/workspace", "mode": "rw"}})
+    try:
+        c.start()
+        wait_until(lambda: (c.reload(), c.status)[1] == "exited", 120, "the task to end")
+        assert c.attrs["State"]["ExitCode"] == 0
+        (final,) = reports(c.logs(stdout=True, stderr=False).decode(), "FINAL")
+        assert final["test_accuracy"] >= 0.9
+        assert "singa-task: running singa-local" in c.logs(stdout=False, stderr=True).decode()
+    finally:
+        c.remove(force=True)
+        shutil.rmtree(sandbox, ignore_errors=True)
+        shutil.rmtree(workspace, ignore_errors=True)
+
+
+def test_singas_rnnlm_example_with_its_own_layers_learns_the_corpus(docker_client: docker.DockerClient) -> None:
+    conf = conf_with((EXAMPLES / "singa" / "rnnlm" / "job.conf").read_text(), train_steps=1054)
+    gang = Gang(docker_client, conf, 1, env={"SCYLLA_SINGA_LOCAL_BIN": "singa-rnnlm"})
+    try:
+        gang.start()
+        assert gang.wait(180) == {0: 0}
+        ppl = [p["metrics"]["perplexity"] for p in reports(gang.logs(0), "PROGRESS") if p["phase"] == "validate"]
+        assert len(ppl) == 2 and ppl[0] > 10 and ppl[-1] < 4   # 13 words: from chance to the corpus's structure
     finally:
         gang.close()

@@ -70,6 +70,7 @@ def test_digits_in_mnist_and_cifar_shapes() -> None:
 def test_the_written_sets(tmp_path: Path) -> None:
     meta = sf.write_all(tmp_path)
     assert meta["mnist"]["counts"] == {"train": 1437, "test": 360} == meta["cifar10"]["counts"]
+    assert meta["rnnlm"]["sentences"] == {"train": 718, "valid": 90, "test": 90}
     first = dict(sf.read_kvfile(tmp_path / "mnist" / "train_data.bin"))
     rec = RecordProto.FromString(first[b"00000000"])
     assert list(rec.shape) == [28, 28] and len(rec.pixel) == 784 and 0 <= rec.label <= 9
@@ -78,3 +79,12 @@ def test_the_written_sets(tmp_path: Path) -> None:
     assert key == b"mean" and len(mean.data) == 3072 and 0 < np.mean(mean.data) < 255
     labels = [RecordProto.FromString(v).label for _, v in sf.read_kvfile(tmp_path / "cifar10" / "test_data.bin")]
     assert sorted(set(labels)) == list(range(10)) and len(labels) == 360
+
+
+def test_the_rnnlm_corpus_spells_sums_of_label_pairs(tmp_path: Path) -> None:
+    assert sf.sum_sentences(np.array([3, 8, 0, 1, 9])) == ["three plus eight is one one", "zero plus one is one"]
+    counts = sf.write_corpus(tmp_path, {"train": (None, np.arange(10)), "test": (None, np.array([1, 2, 3, 4]))})
+    assert counts == {"train": 5, "valid": 1, "test": 1}
+    assert (tmp_path / "valid.txt").read_text() == "one plus two is three\n"
+    vocabulary = set((tmp_path / "train.txt").read_text().split())
+    assert vocabulary <= set(sf.DIGIT_WORDS) | {"plus", "is"}

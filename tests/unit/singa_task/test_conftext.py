@@ -94,3 +94,10 @@ def test_missing_inputs_are_named_with_their_place(tmp_path: Path) -> None:
         "job.conf:3:1: checkpoint_path 'a/step5-worker0' does not exist (run the job that writes it first, "
         "with the same workspace)"]
     assert len(missing_inputs(conf, "job.conf", tmp_path, check_checkpoints=False)) == 1
+
+
+def test_extension_fields_as_singas_rnnlm_example_writes_them() -> None:
+    text = 'neuralnet { layer { name: "data" user_type: "kData" [data_conf] { path: "/d/train.bin" } } }\n'
+    (layer,) = conftext.find(conftext.parse(text), "neuralnet.layer")
+    assert [f.name for f in layer.children] == ["name", "user_type", "[data_conf]"]
+    assert conftext.get(text, "neuralnet.layer.[data_conf].path") == "/d/train.bin"
