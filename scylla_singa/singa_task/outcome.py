@@ -7,7 +7,9 @@ crash; the two are told apart by the FATAL line it logged just before:
 - an input it cannot open (KVFile "Cannot create file", CSV "error in reading
   csv file"), a checkpoint file not found, the workspace missing;
 - a layer, updater or other type this build does not register (cuDNN/GPU
-  layers, LMDB input).
+  layers, LMDB input);
+- a `share_from` naming no parameter (SINGA 0.3.0's own RBM examples: its
+  net unrolling renames parameters to `0#<name>` but not `share_from`).
 
 Those are exit 2 (bad configuration: no retry helps). A lost peer (seen by
 the wrapper through ZooKeeper) is exit 3; anything else non-zero is 1.
@@ -30,6 +32,9 @@ CONF_FATALS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"The creation function for (?P<x>\S+) has not been registered"),
      "type id {x} is not available in this CPU build of SINGA 0.3.0 (cuDNN/GPU or LMDB layers are not built)"),
     (re.compile(r"cannot open job conf file (?P<x>.*)"), "job conf {x} cannot be opened"),
+    (re.compile(r"can't find share_from = (?P<x>\S+)"),
+     "share_from \"{x}\" names no parameter: SINGA 0.3.0 renames every parameter to 0#<name> when it "
+     "unrolls the net, but not share_from; write share_from: \"0#{x}\""),
 )
 
 

@@ -101,3 +101,14 @@ def test_extension_fields_as_singas_rnnlm_example_writes_them() -> None:
     (layer,) = conftext.find(conftext.parse(text), "neuralnet.layer")
     assert [f.name for f in layer.children] == ["name", "user_type", "[data_conf]"]
     assert conftext.get(text, "neuralnet.layer.[data_conf].path") == "/d/train.bin"
+
+
+@pytest.mark.parametrize("conf", sorted((EXAMPLES / "singa").glob("*/*.conf")), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_singas_own_example_confs_read(conf: Path) -> None:
+    """SINGA 0.3.0's example confs as committed: one process, a /workspace workspace, inputs in the image's /data."""
+    text = conf.read_text()
+    shape = read_shape(text)
+    assert shape.nprocs == 1 and shape.workspace.startswith("/workspace/")
+    paths = [conftext.scalar(text, f) for f in conftext.find(conftext.parse(text), "neuralnet.layer.store_conf.path")]
+    paths += [conftext.get(text, "neuralnet.layer.[data_conf].path") or ""]
+    assert all(p.startswith("/data/") for p in paths if p)

@@ -19,6 +19,8 @@ def fatal_of(name: str) -> Fatal | None:
     ("bad-field.log", 2, './job.conf:61:18: Message type "singa.InnerProductProto" has no field named "num_outputs".'),
     ("bad-syntax.log", 2, "./job.conf:6:18: Expected identifier, got: {"),
     ("bad-datapath.log", 2, "./job.conf: a CSV input file (store_conf.path) cannot be read"),
+    ("bad-share-from.log", 2, './job.conf: share_from "w1" names no parameter: SINGA 0.3.0 renames every '
+     'parameter to 0#<name> when it unrolls the net, but not share_from; write share_from: "0#w1"'),
 ])
 def test_recorded_conf_errors_exit_2_with_the_place(log: str, code: int, reason: str) -> None:
     result = outcome.decide(134, fatal_of(log), "./job.conf")
@@ -38,6 +40,7 @@ def test_a_crash_without_a_fatal_line_exits_1() -> None:
     ("Cannot create file /data/mnist/train_data.bin", 2),
     ("The creation function for 53 has not been registered", 2),
     ("workspace not exist: /nope", 2),
+    ("Check failed: name2param.find(from) != name2param.end() can't find share_from = w1", 2),
 ])
 def test_fatal_messages(message: str, code: int) -> None:
     assert outcome.decide(134, Fatal("x.cc", message), "job.conf").code == code
@@ -56,3 +59,8 @@ def test_a_singa_conf_error_names_singa_conf() -> None:
                 "singa.SingaProto: 1:15: Expected string.\n")
     (fatal,) = reader.feed("F20261203 09:58:48.668015     9 common.cc:506] Check failed: parse\n")
     assert outcome.decide(134, fatal, "job.conf").reason == "singa.conf:1:15: Expected string."
+
+
+def test_the_share_from_message_says_what_to_write() -> None:
+    fatal = Fatal("neuralnet.cc", "Check failed: name2param.find(from) != name2param.end() can't find share_from = w1")
+    assert outcome.decide(134, fatal, "rbm1.conf").reason.endswith('write share_from: "0#w1"')
