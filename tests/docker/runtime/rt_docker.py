@@ -4,6 +4,7 @@ SINGA process, on the job's attachable overlay, each with a sandbox holding job.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -17,7 +18,7 @@ import docker.errors
 
 from scylla_singa.swarm import JOB_LABEL, MANAGED_LABEL, create_job_network, remove_job_network
 
-IMAGE = "singa-py:latest"
+IMAGE = os.environ.get("SCYLLA_SINGA_PY_IMAGE", "singa-py:latest")
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 SANDBOX = "/mnt/mesos/sandbox"
 
