@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import time
 
 import docker
 import pytest
@@ -113,5 +114,20 @@ def test_singas_rnnlm_example_with_its_own_layers_learns_the_corpus(docker_clien
         assert gang.wait(180) == {0: 0}
         ppl = [p["metrics"]["perplexity"] for p in reports(gang.logs(0), "PROGRESS") if p["phase"] == "validate"]
         assert len(ppl) == 2 and ppl[0] > 10 and ppl[-1] < 4   # 13 words: from chance to the corpus's structure
+    finally:
+        gang.close()
+
+
+def test_sigterm_stops_singa_at_once(docker_client: docker.DockerClient) -> None:
+    """The kill policy's SIGTERM reaches SINGA through the wrapper (PID 1): no waiting out the grace period."""
+    gang = Gang(docker_client, conf_with((EXAMPLES / "digits-mlp" / "job.conf").read_text(), train_steps=100000), 1)
+    try:
+        gang.start()
+        wait_until(lambda: reports(gang.logs(0), "PROGRESS"), 60, "the first progress report")
+        started = time.monotonic()
+        gang.containers[0].stop(timeout=30)
+        assert time.monotonic() - started < 10
+        assert gang.status(0) == ("exited", 143)
+        assert "singa-task: received signal 15; stopping SINGA" in gang.logs(0, stderr=True)
     finally:
         gang.close()
