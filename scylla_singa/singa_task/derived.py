@@ -19,7 +19,8 @@ from pathlib import Path
 from . import conftext
 from .checkpoints import ResumePoint
 
-INPUT_FILE_FIELDS = ("store_conf.path", "store_conf.mean_file", "store_conf.std_file")
+INPUT_FILE_FIELDS = ("store_conf.path", "store_conf.mean_file", "store_conf.std_file", "char_rnn_conf.path",
+                     "char_rnn_conf.vocab_path")
 
 
 def _where(text: str, field: conftext.Field) -> str:

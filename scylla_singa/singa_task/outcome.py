@@ -29,6 +29,7 @@ CONF_FATALS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"File not found: (?P<x>.*)"), "checkpoint file {x} not found (checkpoint_path)"),
     (re.compile(r"Cannot (?:create|open) file (?P<x>.*)"), "input file {x} cannot be opened (store_conf.path)"),
     (re.compile(r"error in reading csv file"), "a CSV input file (store_conf.path) cannot be read"),
+    (re.compile(r"Can't open (?P<x>.*)"), "input {x} cannot be opened"),
     (re.compile(r"The creation function for (?P<x>\S+) has not been registered"),
      "type id {x} is not available in this CPU build of SINGA 0.3.0 (cuDNN/GPU or LMDB layers are not built)"),
     (re.compile(r"cannot open job conf file (?P<x>.*)"), "job conf {x} cannot be opened"),

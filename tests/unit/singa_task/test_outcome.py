@@ -38,6 +38,7 @@ def test_a_crash_without_a_fatal_line_exits_1() -> None:
     ("Check failed: procs_id_ < nprocs() (4 vs. 3) ", 1),
     ("File not found: /w/rbm1/checkpoint/step6000-worker0", 2),
     ("Cannot create file /data/mnist/train_data.bin", 2),
+    ("Check failed: fin.is_open() Can't open vocab_path = examples/char-rnn/vocab.txt", 2),
     ("The creation function for 53 has not been registered", 2),
     ("workspace not exist: /nope", 2),
     ("Check failed: name2param.find(from) != name2param.end() can't find share_from = w1", 2),
