@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -67,13 +68,14 @@ class Plan:
     workspace: Path
     nprocs: int
     scratch: Path
+    err: TextIO
 
     @property
     def distributed(self) -> bool:
         return self.nprocs > 1
 
 
-def load_plan(inputs: TaskInputs, cwd: Path) -> Plan:
+def load_plan(inputs: TaskInputs, cwd: Path, err: TextIO) -> Plan:
     try:
         text = inputs.conf.read_text()
     except OSError as exc:
@@ -107,7 +109,7 @@ def load_plan(inputs: TaskInputs, cwd: Path) -> Plan:
     if problems:
         raise TaskError(outcome.BAD_CONF, "; ".join(problems))
     scratch = Path(tempfile.mkdtemp(prefix="singa-task-"))
-    return Plan(inputs, shape, text, ws, shape.nprocs, scratch)
+    return Plan(inputs, shape, text, ws, shape.nprocs, scratch, err)
 
 
 def choose_resume(plan: Plan) -> ResumePoint | None:
@@ -116,10 +118,14 @@ def choose_resume(plan: Plan) -> ResumePoint | None:
         return None
     point = newest_complete(plan.workspace / "checkpoint", plan.shape.checkpoint_writers)
     if point is None:
-        say(f"-resume: no complete checkpoint in {plan.workspace / 'checkpoint'}; starting from step 0")
+        say(f"-resume: no complete checkpoint in {plan.workspace / 'checkpoint'}; starting from step 0", plan.err)
         return None
-    copy = snapshot(point, plan.workspace / "resume" / f"attempt-{plan.inputs.attempt}")
-    say(f"-resume: from step {point.step} ({', '.join(f.name for f in point.files)})")
+    copies = plan.workspace / "resume"
+    copy = snapshot(point, copies / f"attempt-{plan.inputs.attempt}")
+    for old in copies.iterdir():   # earlier attempts' copies: their processes are gone
+        if old.name != f"attempt-{plan.inputs.attempt}":
+            shutil.rmtree(old, ignore_errors=True)
+    say(f"-resume: from step {point.step} ({', '.join(f.name for f in point.files)})", plan.err)
     return copy
 
 
@@ -212,7 +218,7 @@ class Run:
 def run_task(inputs: TaskInputs, out: TextIO, err: TextIO, started: float) -> int:
     from ..runtime.progress import ProgressSink
 
-    plan = load_plan(inputs, Path.cwd())
+    plan = load_plan(inputs, Path.cwd(), err)
     job = inputs.job or plan.shape.name or "job"
     sink = ProgressSink(inputs.progress_url, out=out, err=err, task=inputs.task)
     reporter = Reporter(job, inputs.proc, plan.shape.train_batchsize)
@@ -249,6 +255,7 @@ def run_task(inputs: TaskInputs, out: TextIO, err: TextIO, started: float) -> in
         sink.close()
         if rendezvous is not None:
             rendezvous.close()
+        shutil.rmtree(plan.scratch, ignore_errors=True)
 
 
 def write_conf(plan: Plan, resume: ResumePoint | None) -> Path:
@@ -299,7 +306,7 @@ def prepare_distributed(plan: Plan, job: str, deadline: float):
     except BaseException:
         rendezvous.close()
         raise
-    say(f"SINGA job {singa_job}, process {inputs.proc} of {plan.nprocs} at {address}")
+    say(f"SINGA job {singa_job}, process {inputs.proc} of {plan.nprocs} at {address}", plan.err)
     return rendezvous, [SINGA_DIST, "-conf", str(conf), "-singa_conf", str(singa_conf),
                         "-singa_job", str(singa_job), "-host", address]
 
