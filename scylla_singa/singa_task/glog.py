@@ -19,7 +19,7 @@ precedes the fatal CHECK of a bad conf.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 GLOG_LINE = re.compile(
@@ -100,12 +100,12 @@ class LogReader:
     """Feeds SINGA's output one line at a time; `feed` returns the events the line completes.
 
     A test or validation's metric lines follow its `... @ step N` line, one
-    per displaying layer; they are gathered until a line that is not one of
-    them, then reported as one Metrics event.
+    indented line per displaying layer, possibly after other log lines
+    (RBMs warn from blob.cc while they test); each is reported as it comes,
+    as Metrics of that phase and step, until the next display starts.
     """
 
-    pending_phase: tuple[str, int, float] | None = None
-    pending_values: dict[str, float] = field(default_factory=dict)
+    phase: tuple[str, int] | None = None
     last_parse_error: tuple[str, int, int, str] | None = None
 
     def feed(self, line: str) -> list[Event]:
@@ -114,37 +114,30 @@ class LogReader:
         if perr:
             self.last_parse_error = (perr.group("message_type"), int(perr.group("line")), int(perr.group("col")),
                                      perr.group("reason"))
-            return self.flush()
+            return []
         g = GLOG_LINE.match(line)
         if g is None:
             return []
         msg, t = g.group("message"), log_time(g.group("date"), g.group("time"))
-        if self.pending_phase is not None:
-            m = INDENTED_METRICS.match(msg)
-            values = parse_metrics(m.group("metrics")) if m else {}
-            if values:
-                self.pending_values.update(values)
-                return []
-        events = self.flush()
-        events.extend(self._event(g.group("severity"), g.group("source"), msg, t))
-        return events
+        if self.phase is not None and (m := INDENTED_METRICS.match(msg)):
+            values = parse_metrics(m.group("metrics"))
+            return [Metrics(self.phase[0], self.phase[1], values, t)] if values else []
+        return self._event(g.group("severity"), g.group("source"), msg, t)
 
     def flush(self) -> list[Event]:
-        """The test/validation being gathered, if any (call at end of output too)."""
-        if self.pending_phase is None:
-            return []
-        phase, step, t = self.pending_phase
-        values, self.pending_phase, self.pending_values = self.pending_values, None, {}
-        return [Metrics(phase, step, values, t)] if values else []
+        """Events still held at the end of the output (none: every event is reported as it comes)."""
+        return []
 
     def _event(self, severity: str, source: str, msg: str, t: float) -> list[Event]:
         if severity == "F":
+            self.phase = None
             return [Fatal(source, msg, self.last_parse_error)]
         if m := TRAIN.match(msg):
+            self.phase = None
             values = parse_metrics(m.group("metrics"))
             return [Metrics("train", int(m.group("step")), values, t)] if values else []
         if m := PHASE.match(msg):
-            self.pending_phase = ("test" if m.group("phase") == "Test" else "validate", int(m.group("step")), t)
+            self.phase = ("test" if m.group("phase") == "Test" else "validate", int(m.group("step")))
             return []
         if m := REGISTERED.match(msg):
             return [Registered(int(m.group("proc")), m.group("endpoint"))]

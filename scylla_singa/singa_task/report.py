@@ -26,10 +26,11 @@ class Reporter:
     batchsize: int | None
     last_train: Metrics | None = None
     last_test: Metrics | None = None
+    last_validation: Metrics | None = None
     train_values: dict[str, float] = field(default_factory=dict)
 
     def progress(self, m: Metrics) -> dict[str, Any]:
-        """The PROGRESS payload for one Metrics event (a second display of the same step merges into it)."""
+        """The PROGRESS payload for one Metrics event (a second display of the same phase and step merges into it)."""
         samples_per_s = None
         if m.phase == "train":
             prev = self.last_train
@@ -43,9 +44,13 @@ class Reporter:
                 self.last_train = m
             values = self.train_values
         else:
-            values = m.values
+            last = self.last_test if m.phase == "test" else self.last_validation
+            values = {**last.values, **m.values} if last and last.step == m.step else dict(m.values)
+            merged = Metrics(m.phase, m.step, values, m.t)
             if m.phase == "test":
-                self.last_test = m
+                self.last_test = merged
+            else:
+                self.last_validation = merged
         loss = values.get("loss", values.get("squared_error"))
         return {"job": self.job, "proc": self.proc, "group": 0, "worker": 0, "step": m.step,
                 "loss": loss, "accuracy": values.get("accuracy"), "samples_per_s": samples_per_s,

@@ -32,12 +32,18 @@ def test_single_process_run_gives_every_display_test_and_checkpoint() -> None:
     assert not [e for e in events if isinstance(e, Fatal)]
 
 
-def test_a_test_is_reported_once_its_metric_lines_end() -> None:
+def test_test_metrics_come_as_their_lines_come() -> None:
     reader = LogReader()
     assert reader.feed("E20261203 09:57:10.370204    10 worker.cc:98] Test @ step 200\n") == []
-    assert reader.feed("E20261203 09:57:10.371927    10 worker.cc:361]    Loss = 0.125789, accuracy = 0.972222\n") == []
-    (event,) = reader.feed("I20261203 09:57:10.372041    10 worker.cc:273] checkpoint to /w/checkpoint/step200-worker0\n")[:1]
+    (event,) = reader.feed("E20261203 09:57:10.371927    10 worker.cc:361]    Loss = 0.125789, accuracy = 0.972222\n")
     assert event == Metrics("test", 200, {"loss": 0.125789, "accuracy": 0.972222}, event.t)
+
+
+def test_an_rbm_test_reports_through_its_warnings() -> None:
+    events = events_of("rbm1-test.log")
+    tests = [(m.step, m.values) for m in events if isinstance(m, Metrics) and m.phase == "test"]
+    assert tests == [(0, {"squared_error": 117.112053}), (500, {"squared_error": 2.486391})]
+    assert [m.step for m in events if isinstance(m, Metrics) and m.phase == "train"] == [0, 100, 200, 300, 400]
 
 
 def test_distributed_process_reports_its_registration() -> None:

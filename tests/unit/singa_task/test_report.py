@@ -41,3 +41,13 @@ def test_rbm_squared_error_is_reported_as_loss() -> None:
 def test_final_without_any_test() -> None:
     assert Reporter("j", 0, 1).final(10, 0.5) == {"job": "j", "steps": 10, "test_loss": None,
                                                   "test_accuracy": None, "test_step": None, "wall_s": 0.5}
+
+
+def test_a_second_test_line_of_the_same_step_merges() -> None:
+    reporter = Reporter("j", 0, batchsize=None)
+    reporter.progress(Metrics("test", 300, {"loss": 0.2}, 1.0))
+    merged = reporter.progress(Metrics("test", 300, {"accuracy": 0.9}, 1.1))
+    assert (merged["loss"], merged["accuracy"]) == (0.2, 0.9)
+    assert reporter.final(600, 1.0)["test_accuracy"] == 0.9
+    reporter.progress(Metrics("validate", 300, {"perplexity": 3.0}, 1.2))
+    assert reporter.final(600, 1.0)["test_step"] == 300   # validation is not the test
