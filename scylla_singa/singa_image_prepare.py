@@ -15,7 +15,7 @@ It puts into images/singa/ (git-ignored, left out of the input hash):
   format, MNIST- and CIFAR-shaped, and as a small text corpus for the rnnlm
   example (scylla_singa.datasets.singa_formats).
 
-Idempotent: what is already there and correct is kept.
+Idempotent: the source and wheel already there and correct are kept.
 """
 
 from __future__ import annotations
@@ -125,8 +125,7 @@ def ensure_data(data: Path) -> None:
     from .runtime.image_prepare import ensure_digits
 
     ensure_digits(data / "digits")
-    if not (data / "meta.json").exists() or not (data / "rnnlm" / "test.txt").exists():
-        write_all(data)
+    write_all(data)   # always: a few seconds, and never stale when the converter changes
 
 
 def prepare_singa(repo_root: Path) -> None:
