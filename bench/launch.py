@@ -14,7 +14,7 @@ the offers, ACCEPTed, and N containers started by the agent on the overlay.
 Floor: the same N containers launched directly with the Docker SDK, the
 way a hand-written script would do it at best: create the job overlay
 (scylla_singa.swarm.overlays.create_job_network), then create and start the N
-containers of `singa:latest` concurrently (one thread each) on it, with
+containers of `singa-py:latest` concurrently (one thread each) on it, with
 the same network alias, labels, bind mounts (sandbox, job.conf,
 cluster.json, workspace), environment, CPU shares and memory limit, until
 each one inspects as running.
@@ -51,7 +51,7 @@ from .report import Headline, Plot, Section, Series, Table
 from .stats import fmt_ratio, fmt_spread, fmt_time, ratio, summarize, verdict
 
 REPO = Path(__file__).resolve().parent.parent
-IMAGE = "singa:latest"
+IMAGE = "singa-py:latest"
 GOAL = 1.25
 CPUS, MEM_MB = 0.1, 64
 AGENT_RESOURCES = "cpus:64;mem:65536"

@@ -6,7 +6,7 @@ overlay); and the published overlay overhead of Slim (Zhuo et al., NSDI
 latency than the host network (overlay/host: 0.52x throughput, 1.85x
 latency), for comparison with our own overlay/host ratios.
 
-- Messages: `bench/zmqbench.py` in two `singa:latest` containers (python3
+- Messages: `bench/zmqbench.py` in two `singa-py:latest` containers (python3
   and pyzmq from Debian, as the runtime uses them): REQ/REP round trips of
   64 bytes, and PUSH/PULL bulk transfers of 64 B, 1 KiB and 64 KiB messages.
   Overlay: both containers on a fresh job overlay
@@ -47,7 +47,7 @@ from .report import Headline, Plot, Section, Series, Table
 from .stats import fmt_num, fmt_ratio, fmt_spread, fmt_time, percentile, ratio, summarize
 
 REPO = Path(__file__).resolve().parent.parent
-IMAGE = "singa:latest"
+IMAGE = "singa-py:latest"
 SCRIPT = (Path(__file__).resolve().parent / "zmqbench.py").read_text()
 SLIM = {"throughput": 0.52, "latency": 1.85}
 SLIM_TEXT = "Slim (NSDI 2019), overlay vs host across hosts: -48% throughput, +85% latency"

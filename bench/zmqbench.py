@@ -1,4 +1,4 @@
-"""ZeroMQ round-trip latency and throughput between two processes (run inside singa:latest containers).
+"""ZeroMQ round-trip latency and throughput between two processes (run inside singa-py:latest containers).
 
     python3 zmqbench.py server PORT
     python3 zmqbench.py client HOST PORT PLAN_JSON     -> prints `RESULT {json}`

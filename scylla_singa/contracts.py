@@ -66,6 +66,9 @@ ENV_PROC_ID = "SCYLLA_PROC_ID"
 ENV_PROGRESS_URL = "SCYLLA_PROGRESS_URL"   # optional: where the runtime POSTs its progress
 ENV_WEBHDFS_URL = "SCYLLA_WEBHDFS_URL"     # optional: for hdfs:// workspaces
 ENV_TASK_ID = "MESOS_TASK_ID"             # Mesos never sets it itself: the framework does
+ENV_ZK_HOSTS = "SCYLLA_ZK_HOSTS"          # real SINGA, > 1 process: the ZooKeeper its processes meet in
+ENV_ATTEMPT = "SCYLLA_ATTEMPT"            # real SINGA: the gang's attempt number (the same in every task)
+ENV_STARTUP_TIMEOUT = "SCYLLA_STARTUP_TIMEOUT"  # optional: seconds to wait for peers at start
 # `exec`: the command runs as `/bin/sh -c ...` (CommandInfo.shell), and a shell that is the
 # container's PID 1 ignores SIGTERM, so a kill would always wait out its grace period; singa
 # as PID 1 handles SIGTERM and stops at once.

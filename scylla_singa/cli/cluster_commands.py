@@ -43,7 +43,7 @@ def cluster() -> None:
               help='What node N\'s agent offers instead, e.g. 3="cpus:8;mem:16384;gpus:1" (repeatable).')
 @click.option("--image", "images", multiple=True,
               help="Image to load into every node engine (repeatable; default scylla-tiny:latest and "
-                   "singa:latest, when the host has them).")
+                   "singa:latest and singa-py:latest, when the host has them).")
 @click.option("--agent-timeout", metavar="DURATION", default=None,
               help="Masters mark an agent unreachable (its tasks LOST) when it is silent this long, and "
                    "remove a disconnected one after it; e.g. 10s [default: Mesos's, 15s x 5 pings and 75s].")

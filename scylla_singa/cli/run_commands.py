@@ -34,7 +34,9 @@ from .param_types import Duration
 
 def run_options(f):
     options = [
-        click.option("--image", default="singa:latest", show_default=True, help="Docker image of every process."),
+        click.option("--image", default="singa:latest", show_default=True, envvar="SCYLLA_IMAGE",
+                     help="Docker image of every process: singa:latest is Apache SINGA 0.3.0, singa-py:latest the "
+                          "project's Python runtime (tiny models, fast tests) [env: SCYLLA_IMAGE]."),
         click.option("--master", help="Mesos master: HOST:PORT or zk://HOST:PORT/mesos. Default: the local "
                                       "cluster (`scylla-singa cluster up`) if running, else an embedded master "
                                       "and agent on this machine's Docker engine."),

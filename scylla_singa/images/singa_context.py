@@ -1,10 +1,10 @@
-"""Build-context preparation for images/singa (run on the host by `scylla-singa images build`).
+"""Build-context preparation for images/singa-py (run on the host by `scylla-singa images build`).
 
 Containers cannot reach the package registries over HTTPS, so the one
 Python package the image needs beyond Debian's (protobuf, pinned by the job
 model's generated code) is downloaded here as its pure-Python wheel into
-images/singa/wheels/, and the digits data set is converted here, with
-`scylla-singa data digits`, into images/singa/data/. Both directories are
+images/singa-py/wheels/, and the digits data set is converted here, with
+`scylla-singa data digits`, into images/singa-py/data/. Both directories are
 git-ignored and left out of the image's input hash. Idempotent: what is
 already there is kept.
 """
@@ -12,10 +12,10 @@ already there is kept.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from importlib import metadata
 from pathlib import Path
+
+from .pure_wheels import ensure_pure_wheel
 
 
 def protobuf_wheel_name() -> str:
@@ -24,22 +24,7 @@ def protobuf_wheel_name() -> str:
 
 def ensure_protobuf_wheel(wheels: Path) -> Path:
     """The pure-Python protobuf wheel of the version installed here (it must match job_pb2.py)."""
-    wheels.mkdir(parents=True, exist_ok=True)
-    target = wheels / protobuf_wheel_name()
-    if target.exists():
-        return target
-    cached = Path(__file__).resolve().parents[2] / ".cache" / "wheelhouse" / target.name
-    if cached.exists():
-        target.write_bytes(cached.read_bytes())
-        return target
-    version = metadata.version("protobuf")
-    cmd = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "-q", "--no-deps",
-           "--only-binary", ":all:", "--platform", "any", "--python-version", "3.11",
-           f"protobuf=={version}", "-d", str(wheels)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0 or not target.exists():
-        raise RuntimeError(f"could not download {target.name} for the singa image:\n{proc.stdout}{proc.stderr}")
-    return target
+    return ensure_pure_wheel("protobuf", metadata.version("protobuf"), protobuf_wheel_name(), wheels, image="singa-py")
 
 
 def ensure_digits(out: Path) -> None:
@@ -62,7 +47,7 @@ def ensure_digits(out: Path) -> None:
     write_digits(out)
 
 
-def prepare_singa(repo_root: Path) -> None:
-    image_dir = repo_root / "images" / "singa"
+def prepare_singa_py(repo_root: Path) -> None:
+    image_dir = repo_root / "images" / "singa-py"
     ensure_protobuf_wheel(image_dir / "wheels")
     ensure_digits(image_dir / "data")

@@ -5,7 +5,7 @@ ZeroMQ). It imports nothing from scylla_singa but the job model
 (scylla_singa.jobconf), the shared identifiers (scylla_singa.contracts),
 the stdlib-only helpers (scylla_singa.common) and itself, and no third-party
 package but numpy, zmq and protobuf: lint-imports checks that (pyproject.toml),
-so the `singa:latest` image, which carries only those, can run it. Layout:
+so the `singa-py:latest` image, which carries only those, can run it. Layout:
 
     spec.py        job.conf -> TrainingSpec through the job model
     support.py     what singa-py implements; refuses the rest at start, by name, pointing to singa:latest

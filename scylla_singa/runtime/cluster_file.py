@@ -38,8 +38,12 @@ class ClusterFile:
         return len(self.procs)
 
 
-def parse_cluster(text: str, expected_nprocs: int, source: str = "cluster.json") -> ClusterFile:
-    """Parse and check cluster.json text. Raises SingaConfigError saying what is wrong."""
+def parse_cluster(text: str, expected_nprocs: int | None, source: str = "cluster.json") -> ClusterFile:
+    """Parse and check cluster.json text (against the job's process count unless None).
+
+    Raises SingaConfigError saying what is wrong. Stdlib only: the Apache SINGA
+    image's task wrapper reads the same file with it.
+    """
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -60,13 +64,13 @@ def parse_cluster(text: str, expected_nprocs: int, source: str = "cluster.json")
         raise SingaConfigError(f"{source}: process ids must be 0..{len(peers) - 1}, each once; got {ids}")
     if "nprocs" in raw and raw["nprocs"] != len(peers):
         raise SingaConfigError(f"{source}: nprocs is {raw['nprocs']} but {len(peers)} procs are listed")
-    if len(peers) != expected_nprocs:
+    if expected_nprocs is not None and len(peers) != expected_nprocs:
         raise SingaConfigError(f"{source} lists {len(peers)} processes but the job has {expected_nprocs} "
                                "(by its cluster section)")
     return ClusterFile(str(raw.get("job", "")), tuple(sorted(peers, key=lambda p: p.id)))
 
 
-def load_cluster(path: str | Path, expected_nprocs: int) -> ClusterFile:
+def load_cluster(path: str | Path, expected_nprocs: int | None) -> ClusterFile:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:

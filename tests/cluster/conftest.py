@@ -114,7 +114,7 @@ def host_engine() -> docker.DockerClient:
     except docker.errors.DockerException as exc:
         pytest.fail(f"no Docker engine answers ({exc}); run `make setup` first", pytrace=False)
     for tag in ("scylla-tiny:latest", "scylla-hdfs:latest", "scylla-zookeeper:latest", "scylla-singa:latest",
-                "singa:latest"):
+                "singa:latest", "singa-py:latest"):
         try:
             client.images.get(tag)
         except docker.errors.ImageNotFound:
@@ -131,7 +131,7 @@ def cluster_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def cluster_config(cluster_home: Path, host_engine: docker.DockerClient) -> ClusterConfig:
     lan, svc = free_subnet_pair(host_engine)
     return ClusterConfig(nodes=3, masters=2, hdfs=True, zk=True, prefix=unique_prefix("s"), subnet=lan,
-                         services_subnet=svc, images=("scylla-tiny:latest", "singa:latest"),
+                         services_subnet=svc, images=("scylla-tiny:latest", "singa:latest", "singa-py:latest"),
                          resources="cpus:4;mem:4096;disk:4096;net_bw:1000", home=str(cluster_home),
                          agent_timeout=10.0)
 

@@ -26,6 +26,7 @@ from scylla_singa.framework.store import JobStore
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "scylla_singa"]
+PY_RUNTIME_IMAGE = "singa-py:latest"
 
 
 def last_json(text: str) -> dict:
@@ -45,7 +46,10 @@ class ScyllaCli:
     def __init__(self, home: Path, host: docker.DockerClient, tmp: Path, engines: dict[str, str] | None = None) -> None:
         self.home, self.host, self.tmp = Path(home), host, Path(tmp)
         self.engines = engines
-        self.env = {**os.environ, "SCYLLA_HOME": str(self.home), "PYTHONUNBUFFERED": "1"}
+        # The framework tests run their jobs on the Python runtime (fast, small) unless a test names an image;
+        # the Apache SINGA image has its own suites (tests/docker/singa_real, the real-SINGA e2e tests).
+        self.env = {**os.environ, "SCYLLA_HOME": str(self.home), "PYTHONUNBUFFERED": "1",
+                    "SCYLLA_IMAGE": os.environ.get("SCYLLA_IMAGE", PY_RUNTIME_IMAGE)}
         self.procs: list[subprocess.Popen] = []
         self.known = set(self.job_ids())
         self._started = 0

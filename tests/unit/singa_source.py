@@ -8,33 +8,25 @@ silent skip would hide a broken comparison.
 
 from __future__ import annotations
 
-import os
 import tarfile
 from functools import lru_cache
 from pathlib import Path
 
 import pytest
 
+from scylla_singa.images.apache_singa_context import locate_tarball
+from scylla_singa.images.builder import ImageBuildError
+
 REPO = Path(__file__).resolve().parents[2]
-TARBALL_NAME = "apache-singa-0.3.0-src.tar.gz"
 
 
 def singa_tarball() -> Path:
-    """The SINGA 0.3.0 source tarball; fails (never skips) when none can be found.
-
-    SINGA_SOURCE_TARBALL, when set, is the only place looked at: a wrong path there is a mistake to report.
-    """
-    chosen = os.environ.get("SINGA_SOURCE_TARBALL")
-    candidates = [Path(chosen)] if chosen else [REPO.parent / "shared" / "vendor" / TARBALL_NAME,
-                                                Path("/work/shared/vendor") / TARBALL_NAME]
-    for path in candidates:
-        if path.is_file():
-            return path
-    reason = ("SINGA 0.3.0's source tarball was not found (looked at: "
-              + ", ".join(str(p) for p in candidates)
-              + "); set SINGA_SOURCE_TARBALL to the apache-singa 0.3.0 source .tar.gz from Apache's archive")
-    print(reason)
-    pytest.fail(reason)
+    """The SINGA 0.3.0 source tarball, found as the image build finds it; fails (never skips) when there is none."""
+    try:
+        return locate_tarball(REPO)
+    except ImageBuildError as exc:
+        print(exc)
+        pytest.fail(str(exc))
 
 
 @lru_cache(maxsize=4)

@@ -1,9 +1,10 @@
-"""Helpers for running `singa:latest` containers the way the framework will: one container per
+"""Helpers for running `singa-py:latest` (the Python runtime) containers the way the framework will: one container per
 SINGA process, on the job's attachable overlay, each with a sandbox holding job.conf and cluster.json."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -18,7 +19,7 @@ from scylla_singa.common.waiting import wait_until
 from scylla_singa.contracts import JOB_LABEL, MANAGED_LABEL
 from scylla_singa.swarm.overlays import create_job_network, remove_job_network
 
-IMAGE = "singa:latest"
+IMAGE = os.environ.get("SCYLLA_SINGA_PY_IMAGE", "singa-py:latest")
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 SANDBOX = "/mnt/mesos/sandbox"
 

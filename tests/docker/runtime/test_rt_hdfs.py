@@ -9,7 +9,7 @@ import pytest
 
 from scylla_singa.common.waiting import wait_until
 from scylla_singa.swarm.overlays import create_job_network, remove_containers, remove_job_network
-from .rt_docker import ensure_image, example_conf, labels, new_job_id, reports, shared_dir
+from .rt_docker import IMAGE, ensure_image, example_conf, labels, new_job_id, reports, shared_dir
 
 HDFS_IMAGE = "scylla-hdfs:latest"
 
@@ -43,7 +43,7 @@ def hdfs_job(docker_client, swarm_manager):
 
 def _train(docker_client, job, net, host, made, conf_dir, extra=()) -> tuple[int, str, str]:
     c = docker_client.containers.create(
-        "singa:latest", ["singa", "-conf", "/conf/job.conf", "-workspace", f"hdfs://{host}:8020/jobs/{job}", *extra],
+        IMAGE, ["singa", "-conf", "/conf/job.conf", "-workspace", f"hdfs://{host}:8020/jobs/{job}", *extra],
         network=net.name, labels=labels(job), environment={"SCYLLA_WEBHDFS_URL": f"http://{host}:9870"},
         volumes={str(conf_dir): {"bind": "/conf", "mode": "ro"}})
     made.append(c)

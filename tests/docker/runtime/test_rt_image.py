@@ -1,4 +1,4 @@
-"""The singa:latest image: what it holds, what it lacks, and one process training in it."""
+"""The singa-py:latest image (the Python runtime): what it holds, what it lacks, and one process training in it."""
 
 from __future__ import annotations
 
