@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import time
@@ -32,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import docker
+import docker.errors
 import requests
 
 from . import launcher, netns
@@ -174,6 +177,49 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
+def shut_down_agent(facts: dict[str, Any], timeout_s: float = 60) -> None:
+    """SIGUSR1 a mesos-agent we started, wait until it has shut its executors down and exited, then
+    remove the task containers it leaves on its engine (their removal timers die with it)."""
+    pid, started = facts["pid"], facts["start"]
+    if not launcher.running(pid, started):
+        return
+    containers = agent_containers(facts["address"])
+    os.kill(pid, signal.SIGUSR1)
+    try:
+        wait_for(lambda: not launcher.running(pid, started), timeout_s, f"{facts['name']} to shut down")
+    except TimeoutError:
+        launcher.stop(pid, started)
+    remove_containers(flag_of(facts["argv"], "docker_socket"), containers)
+
+
+def agent_containers(address: str) -> list[str]:
+    """Docker names of the containers an agent ran (Mesos names them mesos-<container id>)."""
+    try:
+        state = requests.get(f"http://{address}/state", timeout=10).json()
+    except (requests.RequestException, ValueError):
+        return []
+    return [f"mesos-{ex['container']}" for fw in state.get("frameworks", []) + state.get("completed_frameworks", [])
+            for ex in fw.get("executors", []) + fw.get("completed_executors", []) if ex.get("container")]
+
+
+def remove_containers(docker_socket: str | None, names: list[str]) -> None:
+    if not docker_socket or not names:
+        return
+    client = docker.DockerClient(base_url=f"unix://{docker_socket}", timeout=60)
+    try:
+        for name in names:
+            try:
+                client.containers.get(name).remove(force=True)
+            except docker.errors.NotFound:
+                pass
+    finally:
+        client.close()
+
+
+def flag_of(argv: list[str], name: str) -> str | None:
+    return next((a.split("=", 1)[1] for a in argv if a.startswith(f"--{name}=")), None)
+
+
 # -- what a running master says -------------------------------------------------
 def is_leader(address: str) -> bool:
     """True when the master at host:port says it is the elected leader."""
@@ -219,9 +265,14 @@ class MesosCluster:
                 "namespaces": self.namespaces}
 
     def stop(self) -> None:
-        """Agents first (they kill their executors' containers only when told to shut down; here they
-        just exit), then masters, then the namespaces we made; idempotent."""
-        for facts in [*self.agents, *self.masters]:
+        """Agents first, then masters, then the namespaces we made; idempotent.
+
+        An agent is sent SIGUSR1, on which Mesos shuts its executors down (their containers go)
+        and unregisters; on SIGTERM it would exit and leave them running.
+        """
+        for facts in self.agents:
+            shut_down_agent(facts)
+        for facts in self.masters:
             launcher.stop(facts["pid"], facts["start"])
         for ns in self.namespaces:
             netns.delete_link(ns["veth"])
@@ -323,7 +374,7 @@ def measure_failover(cluster: MesosCluster, timeout_s: float = 120) -> dict[str,
         raise MesosError("no master leads right now")
     victim = next(m for m in cluster.masters if m["address"] == leader)
     t0 = time.monotonic()
-    os.kill(victim["pid"], 9)
+    os.kill(victim["pid"], signal.SIGKILL)
     others = [a for a in cluster.addresses() if a != leader]
     found: list[str] = []
 
