@@ -13,7 +13,7 @@ help:
 	@echo "make test    set up, then run the whole test suite"
 	@echo "make setup   Python env in .venv, a Docker engine, the images"
 	@echo "make images  build the Docker images (no registry needed)"
-	@echo "make proto   regenerate scylla_singa/jobconf/job_pb2.py from job.proto"
+	@echo "make proto   regenerate the *_pb2.py files (job.proto, the Mesos v1 .proto files)"
 	@echo "make bench   run the benchmarks, write docs/benchmarks.md (SIZE=quick|full, ONLY=name,...)"
 
 setup: images
@@ -37,8 +37,11 @@ test: setup
 bench: setup
 	$(BIN)/python -m bench.run --size $(SIZE) $(if $(ONLY),--only $(ONLY))
 
+MESOS_PROTO_DIR := scylla_singa/mesos/api/proto
+
 proto: venv
 	$(BIN)/python -m grpc_tools.protoc -Iscylla_singa/jobconf --python_out=scylla_singa/jobconf scylla_singa/jobconf/job.proto
+	$(BIN)/python -m grpc_tools.protoc -I. --python_out=. $(wildcard $(MESOS_PROTO_DIR)/*.proto)
 
 clean:
 	rm -rf .venv .cache .pytest_cache .hypothesis
