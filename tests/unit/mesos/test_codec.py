@@ -279,7 +279,8 @@ def test_task_labels_are_an_array_of_key_values_not_an_object() -> None:
 
 def test_events_encode_the_same_through_the_fast_and_the_field_by_field_path() -> None:
     event = {"type": "UPDATE", "update": {"status": {
-        "task_id": {"value": "t"}, "state": "TASK_FAILED", "source": "SOURCE_EXECUTOR", "reason": "REASON_COMMAND_EXECUTOR_FAILED",
+        "task_id": {"value": "t"}, "state": "TASK_FAILED", "source": "SOURCE_EXECUTOR",
+        "reason": "REASON_COMMAND_EXECUTOR_FAILED",
         "uuid": base64.b64encode(b"u" * 16).decode(), "data": base64.b64encode(b"\x00\x01").decode(),
         "timestamp": 1.5, "agent_id": {"value": "a"}, "container_status": {"container_id": {"value": "c"}}}}}
     fast = codec.encode_event(SCHEDULER, event, PROTOBUF)
