@@ -13,7 +13,7 @@ help:
 	@echo "make test    set up, then check the layers (lint-imports) and run the whole test suite"
 	@echo "make setup   Python env in .venv, a Docker engine, the images"
 	@echo "make images  build the Docker images (no registry needed)"
-	@echo "make proto   regenerate job_pb2.py and common_pb2.py in scylla_singa/jobconf/"
+	@echo "make proto   regenerate the *_pb2.py files (job.proto, common.proto, the Mesos v1 .proto files)"
 	@echo "make bench   run the benchmarks, write docs/benchmarks.md (SIZE=quick|full, ONLY=name,...)"
 
 setup: images
@@ -33,14 +33,17 @@ demo: setup
 test: setup
 	@tools/ensure_browser.sh
 	$(BIN)/lint-imports
-	SCYLLA_LEAK_CHECK=1 $(BIN)/pytest $(PYTEST_ARGS)
+	MESOS_HOME=$$(tools/ensure_mesos.sh) SCYLLA_LEAK_CHECK=1 $(BIN)/pytest $(PYTEST_ARGS)
 
 bench: setup
 	$(BIN)/python -m bench.run --size $(SIZE) $(if $(ONLY),--only $(ONLY))
 
+MESOS_PROTO_DIR := scylla_singa/mesos/api/proto
+
 proto: venv
 	$(BIN)/python -m grpc_tools.protoc -Iscylla_singa/jobconf --python_out=scylla_singa/jobconf \
 		scylla_singa/jobconf/job.proto scylla_singa/jobconf/common.proto
+	$(BIN)/python -m grpc_tools.protoc -I. --python_out=. $(wildcard $(MESOS_PROTO_DIR)/*.proto)
 
 clean:
 	rm -rf .venv .cache .pytest_cache .hypothesis

@@ -10,6 +10,8 @@
 
 Nothing here knows the master's or the agent's state: `master` and `agent`
 both build on this package and never on each other (lint-imports checks it).
-Own-written Mesos .proto files and their generated modules are to go in
-`api/proto/`.
+    codec            request bodies in application/json or application/x-protobuf -> the dicts the master
+                     handles, and events/responses back in either
+    proto/           our .proto files for Mesos's v1 messages (Mesos's own package, message and field
+                     names and numbers) and their generated *_pb2 modules
 """
