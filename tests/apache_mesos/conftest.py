@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from scylla_singa.common.waiting import wait_until
 from scylla_singa.mesos.api.codec import MASTER_OPERATOR, MediaType
-from tests.waiting import wait_for
 
 from .real_mesos import MISSING_MESOS, MesosProcess, mesos_home, operator_call, start_agent, start_master
 
@@ -46,6 +46,6 @@ def real_agent(mesos_install: Path, real_master: MesosProcess,
     def registered() -> bool:
         response, _ = operator_call(real_master.address, MASTER_OPERATOR, {"type": "GET_AGENTS"}, MediaType.PROTOBUF)
         return any(a.agent_info.port == agent.port for a in response.get_agents.agents)
-    wait_for(registered, timeout=30, what=f"the agent on port {agent.port} to register with the master")
+    wait_until(registered, 30, f"the agent on port {agent.port} to register with the master")
     yield agent
     agent.stop()
