@@ -59,7 +59,7 @@ def test_the_standby_takes_over_from_a_killed_leader_and_the_job_goes_on(
     redirect = _subscribe_answer(_endpoint(state, standby))
     assert redirect.status_code == 307 and redirect.headers["Location"].startswith(f"//{_endpoint(state, old)}/")
 
-    p = cli.start("run", "--json", "--master", cluster.zk, str(job_conf(tmp_path, 24000, 2000)))
+    p = cli.start("run", "--json", "--master", cluster.zk, str(job_conf(tmp_path, 48000, 2000)))
     job = cli.new_job()
     wait_until(lambda: cli.store().progress(job), 120, "training progress")
     fid = next(f for j, _, f, _ in cli.store().jobs() if j == job)
@@ -78,7 +78,10 @@ def test_the_standby_takes_over_from_a_killed_leader_and_the_job_goes_on(
             return len(agents) == len(cluster.nodes) and len(running) == 3
         wait_until(back, 60, "the agents to re-register and the framework to re-subscribe with running tasks")
         recovered = time.monotonic() - killed
-        assert p.poll() is None and [c.status for c in cli.containers(job)] == ["running"] * 3
+        # The tasks went on through the failover: each container still runs or has finished cleanly (on a
+        # slow machine the job may reach its last step while the agents re-register).
+        states = [(c.status, c.attrs["State"]["ExitCode"]) for c in cli.containers(job)]
+        assert len(states) == 3 and all(s == "running" or code == 0 for s, code in states), states
     finally:
         faults.restart_process(state, old)
     # The old leader comes back as the standby, sending schedulers to the new one.
@@ -88,7 +91,7 @@ def test_the_standby_takes_over_from_a_killed_leader_and_the_job_goes_on(
     out = cli.finish(p)
     assert out["state"] == "FINISHED" and out["test_accuracy"] >= 0.90, out
     assert out["restarts"] == 0 and cli.store().load(job).attempt == 1, out  # the tasks went on
-    assert volume_checkpoints(cli, job)[-1] == 24000  # none corrupted, and the last one is the end
+    assert volume_checkpoints(cli, job)[-1] == 48000  # none corrupted, and the last one is the end
     cli.assert_nothing_left(job)
     record_recovery(request, "(d) leading master killed", "new leader elected (ZooKeeper session ends)", elected)
     record_recovery(request, "(d) leading master killed", "agents re-registered, framework re-subscribed",
