@@ -190,3 +190,14 @@ def test_a_row_for_an_undeclared_state_fails_when_the_table_is_built() -> None:
     with pytest.raises(ValueError, match="CONECTED"):
         TransitionTable("framework", ("NEW", "CONNECTED"), (rl.FrameworkSubscribes,),
                         {("CONECTED", rl.FrameworkSubscribes): ("CONNECTED", ())})
+
+
+def test_every_scheduler_call_has_a_handler_and_the_ones_without_effect_are_listed(master) -> None:
+    assert set(master._calls) == master_core.CALLS - {"SUBSCRIBE"}
+    assert {k for k, h in master._calls.items() if h == master._call_without_effect} == master_core.CALLS_WITHOUT_EFFECT
+
+
+def test_a_call_kind_without_a_handler_fails_when_the_master_is_built(monkeypatch) -> None:
+    monkeypatch.setattr(master_core, "CALLS", master_core.CALLS | {"REVIEW"})  # a typo'd REVIVE in the table
+    with pytest.raises(RuntimeError, match=r"calls without a handler: \['REVIEW'\]"):
+        Master(MasterConfig(work_dir=None))
