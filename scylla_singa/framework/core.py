@@ -142,10 +142,9 @@ class FrameworkCore:
         job = self.jobs.get(e.job_id)
         if job is None or job.state.terminal or job.state in (S.KILLING, S.FAILING):
             return []
-        if job.state in (S.PREPARING, S.WAITING, S.BACKOFF):
-            advance(job, JE.USER_KILL, "killed by the user", self.now)
+        # Nothing launched yet: KILLED at once; tasks to stop: KILLING until they have (JOB_TABLE says which).
+        if advance(job, JE.USER_KILL, "killed by the user", self.now) is S.KILLED:
             return [ev.Persist(job.job_id), ev.JobEnded(job.job_id)] + self._schedule()
-        advance(job, JE.USER_KILL, "killed by the user", self.now)
         return self._kill_live(job) + self._settle(job)
 
     # --- offers and gangs ------------------------------------------------------

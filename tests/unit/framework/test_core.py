@@ -209,7 +209,8 @@ def test_illegal_transitions_raise_with_history(core) -> None:
     with pytest.raises(InvalidTransition) as info:
         advance(job, JobEvent.ALL_RUNNING, "test", 9)
     assert (info.value.machine, info.value.state) == ("job j1", "WAITING")
-    assert info.value.event == "ALL_RUNNING (test)" and info.value.story == ("PREPARING (submitted)", "WAITING (prepared)")
+    assert info.value.event == "ALL_RUNNING (test)"
+    assert info.value.story == ("PREPARING (submitted)", "WAITING (prepared)")
     assert job.state is S.WAITING
 
 
