@@ -59,8 +59,16 @@ def container_name(container_id: str) -> str:
 
 
 # ---- what the framework hands every task --------------------------------------
-JOB_CONF = "job.conf"          # the job's configuration, in the sandbox
+JOB_CONF = "job.conf"          # the job's configuration
 CLUSTER_FILE = "cluster.json"  # every process's name on the overlay and its port
+# Where a task finds both files: mounted read-only at an absolute path outside the Mesos sandbox.
+# Apache Mesos makes sandboxes 0750 and root-owned, and the images run as uid 1000, so a file
+# inside the sandbox cannot be read by the task; a bind-mounted file is read through its own
+# mode (0644) and directories Docker creates (0755). Volume delivery mounts the host's copy,
+# HDFS delivery the copy the agent's fetcher put into the sandbox (a relative host_path).
+JOB_FILES_DIR = "/mnt/scylla"
+TASK_JOB_CONF = f"{JOB_FILES_DIR}/{JOB_CONF}"
+TASK_CLUSTER_FILE = f"{JOB_FILES_DIR}/{CLUSTER_FILE}"
 ENV_JOB_ID = "SCYLLA_JOB_ID"
 ENV_PROC_ID = "SCYLLA_PROC_ID"
 ENV_PROGRESS_URL = "SCYLLA_PROGRESS_URL"   # optional: where the runtime POSTs its progress
@@ -71,8 +79,9 @@ ENV_ATTEMPT = "SCYLLA_ATTEMPT"            # real SINGA: the gang's attempt numbe
 ENV_STARTUP_TIMEOUT = "SCYLLA_STARTUP_TIMEOUT"  # optional: seconds to wait for peers at start
 # `exec`: the command runs as `/bin/sh -c ...` (CommandInfo.shell), and a shell that is the
 # container's PID 1 ignores SIGTERM, so a kill would always wait out its grace period; singa
-# as PID 1 handles SIGTERM and stops at once.
-DEFAULT_COMMAND = (f"exec singa -conf ./{JOB_CONF} -procs_id {{proc}} -cluster ./{CLUSTER_FILE} "
+# as PID 1 handles SIGTERM and stops at once. Absolute paths: the working directory is the
+# image's (Apache Mesos sets none), and the files are not in the sandbox (see JOB_FILES_DIR).
+DEFAULT_COMMAND = (f"exec singa -conf {TASK_JOB_CONF} -procs_id {{proc}} -cluster {TASK_CLUSTER_FILE} "
                    "-workspace {workspace}")
 
 # ---- what the runtime prints ------------------------------------------------------

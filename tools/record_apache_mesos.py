@@ -373,6 +373,7 @@ def snapshot(fx: Fixtures, master: str, agent: str, phase: str, sandbox: str | N
                  "files-read-stdout": f"/files/read?path={q}/stdout&offset=0&length=4096",
                  "files-read-stderr": f"/files/read?path={q}/stderr&offset=0&length=4096",
                  "files-read-size": f"/files/read?path={q}/stdout&offset=-1",
+                 "files-read-size-stderr": f"/files/read?path={q}/stderr&offset=-1",
                  "files-read-outside": "/files/read?path=/etc/passwd&offset=0&length=10",
                  "files-browse-missing": f"/files/browse?path={q}/no-such-dir"}
         for name, path in reads.items():

@@ -48,6 +48,13 @@ def cluster() -> None:
               help="Masters mark an agent unreachable (its tasks LOST) when it is silent this long, and "
                    "remove a disconnected one after it; e.g. 10s [default: Mesos's, 15s x 5 pings and 75s].")
 @click.option("--no-agents", is_flag=True, help="Only hosts, engines and services: start no masters or agents.")
+@click.option("--mesos", "mesos", type=click.Choice(["ours", "apache"]), default="ours", show_default=True,
+              help="Whose masters and agents run: scylla-singa's own, or Apache Mesos's mesos-master and "
+                   "mesos-agent (Docker containerizer on each host's engine; masters elect through ZooKeeper "
+                   "with a replicated log: use 1 or 3 masters).")
+@click.option("--mesos-home", metavar="DIR", default=None,
+              help="The Apache Mesos install (holding bin/mesos-master) for --mesos apache [default: $MESOS_HOME, "
+                   "else what tools/ensure_mesos.sh unpacked].")
 @click.option("--subnet", default=DEFAULT_SUBNET, show_default=True, help="The cluster LAN (host bridge).")
 @click.option("--services-subnet", default=DEFAULT_SERVICES_SUBNET, show_default=True,
               help="The Docker network of HDFS and ZooKeeper.")
@@ -55,16 +62,20 @@ def cluster() -> None:
 @click.option("--keep-on-failure", is_flag=True, help="Leave a failed cluster in place to look at (then `down`).")
 @click.option("--json", "as_json", is_flag=True, help="Print the cluster's addresses as JSON when up.")
 def up_cmd(nodes: int, masters: int, hdfs: bool, zk: bool, resources: str, node_resources: tuple[str, ...],
-           images: tuple[str, ...], agent_timeout: str | None, no_agents: bool, subnet: str, services_subnet: str, prefix: str,
-           keep_on_failure: bool, as_json: bool) -> None:
+           images: tuple[str, ...], agent_timeout: str | None, no_agents: bool, mesos: str, mesos_home: str | None,
+           subnet: str, services_subnet: str, prefix: str, keep_on_failure: bool, as_json: bool) -> None:
     """Create the hosts, engines, swarm membership, images, services, masters and agents."""
     from scylla_singa.common.durations import parse_duration
+    if mesos_home and mesos != "apache":
+        raise click.UsageError("--mesos-home is for --mesos apache")
     try:
         timeout = parse_duration(agent_timeout, allow_none=True)
+        home = _mesos_home(mesos_home) if mesos == "apache" and not no_agents else None
         config = ClusterConfig(nodes=nodes, masters=masters, hdfs=hdfs, zk=zk, agents=not no_agents,
                                prefix=prefix, subnet=subnet, services_subnet=services_subnet,
                                resources=resources, node_resources=_node_resources(node_resources),
-                               agent_timeout=timeout, **({"images": images} if images else {}))
+                               agent_timeout=timeout, mesos=mesos, mesos_home=home,
+                               **({"images": images} if images else {}))
     except ValueError as exc:  # ConfigError too
         raise click.UsageError(str(exc)) from None
     echo = (lambda m: click.echo(m, err=True)) if as_json else click.echo
@@ -79,11 +90,22 @@ def up_cmd(nodes: int, masters: int, hdfs: bool, zk: bool, resources: str, node_
     for n in result.nodes:
         click.echo(f"  {n.name:<16} {n.address:<16} {n.docker_host}" + (f"  agent {n.agent}" if n.agent else ""))
     if result.master:
-        click.echo(f"  master  {result.master}" + (f"  ({', '.join(result.masters)})" if result.zk else ""))
+        whose = "  Apache Mesos" if result.mesos == "apache" else ""
+        click.echo(f"  master  {result.master}" + (f"  ({', '.join(result.masters)})" if result.zk else "") + whose)
     if result.zk:
         click.echo(f"  zookeeper  {result.zk}")
     if result.webhdfs:
         click.echo(f"  webhdfs  {result.webhdfs}   ({result.hdfs})")
+
+
+def _mesos_home(given: str | None) -> str:
+    """The Apache Mesos install to run: --mesos-home, $MESOS_HOME, or tools/ensure_mesos.sh's (exit 1 if none)."""
+    from scylla_singa.cluster.apache_mesos import MesosError, find_install
+    try:
+        return str(find_install(given).home)
+    except MesosError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
 
 
 def _node_resources(values: tuple[str, ...]) -> tuple[tuple[int, str], ...]:

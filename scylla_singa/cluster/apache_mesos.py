@@ -1,35 +1,33 @@
-"""Real Apache Mesos masters and agents, started on this machine (prototype, issue 13 phase 1).
+"""Real Apache Mesos masters and agents: the one place that builds their command lines and starts them.
 
 Why: the framework must run on the cluster manager its users run, not only on
-our Mesos-compatible master and agent. This module starts `mesos-master` and
-`mesos-agent` from a Mesos install (`tools/ensure_mesos.sh` unpacks one and
-prints its home) in two places:
+our Mesos-compatible master and agent. `cluster up --mesos apache` starts
+`mesos-master` and `mesos-agent` from a Mesos install (`tools/ensure_mesos.sh`
+unpacks one and prints its home) in the cluster's namespaces; `local_mesos`
+starts one master and one agent on 127.0.0.1 (tests, a quick real cluster);
+the protobuf tests start theirs here too.
 
-- `local`: one master and one agent on 127.0.0.1, free ports, on this
-  machine's Docker engine (the quickest real cluster, for `run --master`);
-- `cluster`: next to a cluster-in-a-box made with `scylla-singa cluster up
-  --no-agents --zk` (its namespaces, node engines, swarm and ZooKeeper):
-  masters in namespaces of their own on the cluster LAN (ZooKeeper leader
-  election, replicated log, `--quorum` = majority) and one agent per node
-  namespace on that node's own Docker engine.
-
-Contracts: command lines are built by pure functions (`master_argv`,
-`agent_argv`); every agent gets `--docker_kill_orphans=false` (otherwise an
-agent kills every `mesos-*` container of its engine at start, including
-another agent's) and work, runtime, fetcher-cache and store directories of
-its own; a process is stopped only by the pid (and start time) we recorded.
-Not wired into `cluster up` yet: that waits for the package's new layout.
+Contracts:
+- command lines are built by pure functions (`master_argv`, `agent_argv`);
+- every agent gets `--docker_kill_orphans=false`, whatever it is asked:
+  otherwise an agent kills every `mesos-*` container of its engine at start,
+  another agent's too (several agents share engines on this machine);
+- every agent keeps all it writes (work, runtime, fetcher cache, image
+  stores, logs) under its own directory: Mesos's defaults (/var/run/mesos,
+  /tmp/mesos) are shared by every agent of a machine;
+- a daemon is stopped only by the pid and start time we recorded; an agent
+  is shut down with SIGUSR1 (it kills its executors and unregisters; on
+  SIGTERM it would leave them running), and the exited task containers it
+  leaves behind are removed by name.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
 import subprocess
-import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +38,13 @@ import requests
 from scylla_singa.common.waiting import wait_until
 
 from . import launcher, netns
-from .config import ClusterConfig
 
 MASTER_PORT = 5050
 AGENT_PORT = 5051
 ROOT = Path(__file__).resolve().parents[2]
+# Exited task containers stay on the engine this long (Mesos's default is 6 hours; the task's
+# output is in its sandbox, not in the container).
+DOCKER_REMOVE_DELAY = "10secs"
 
 
 class MesosError(RuntimeError):
@@ -76,15 +76,21 @@ class MesosInstall:
 
 
 def find_install(home: str | None = None) -> MesosInstall:
-    """`home`, else $MESOS_HOME, else what tools/ensure_mesos.sh unpacked (running it, idempotent)."""
+    """`home`, else $MESOS_HOME, else what tools/ensure_mesos.sh unpacked (running it, idempotent).
+
+    Raises MesosError naming what to give when none is usable.
+    """
     chosen = home or os.environ.get("MESOS_HOME")
     if not chosen:
         script = ROOT / "tools" / "ensure_mesos.sh"
+        if not script.is_file():
+            raise MesosError("no Mesos install: give --mesos-home DIR (the directory holding bin/mesos-master) "
+                             "or set MESOS_HOME")
         proc = subprocess.run([str(script)], capture_output=True, text=True, timeout=900)
         if proc.returncode != 0:
             raise MesosError(f"no Mesos install: {script} failed: {proc.stderr.strip()[-500:]}")
         chosen = proc.stdout.strip().splitlines()[-1]
-    install = MesosInstall(Path(chosen))
+    install = MesosInstall(Path(chosen).resolve())
     if not (os.access(install.master, os.X_OK) and os.access(install.agent, os.X_OK)):
         raise MesosError(f"{chosen} is not a Mesos install (no bin/mesos-master, bin/mesos-agent); "
                          "give --mesos-home or MESOS_HOME, or run tools/ensure_mesos.sh")
@@ -96,7 +102,8 @@ def master_argv(install: MesosInstall, ip: str, port: int, work_dir: str, log_di
                 zk: str | None = None, quorum: int = 1, hostname: str | None = None,
                 extra: dict[str, str] | None = None) -> list[str]:
     """A mesos-master command line. With `zk` it contends for leadership there and keeps its
-    registry in a replicated log of `quorum` out of 2*quorum-1 masters; without, in memory."""
+    registry in a replicated log needing `quorum` replicas (a majority of the masters); without,
+    in memory."""
     flags = {"ip": ip, "port": str(port), "hostname": hostname or ip, "work_dir": work_dir, "log_dir": log_dir,
              "logbufsecs": "0"}
     if zk:
@@ -107,13 +114,22 @@ def master_argv(install: MesosInstall, ip: str, port: int, work_dir: str, log_di
     return [install.master, *(f"--{k}={v}" for k, v in flags.items())]
 
 
-def agent_argv(install: MesosInstall, master: str, ip: str, port: int, hostname: str, work_dir: str,
-               resources: str, docker_socket: str = "/var/run/docker.sock", attributes: str | None = None,
-               extra: dict[str, str] | None = None) -> list[str]:
-    """A mesos-agent command line running Docker tasks on the engine at `docker_socket`.
+def agent_timeout_flags(seconds: float | None) -> dict[str, str]:
+    """Masters' flags marking an agent unreachable after `seconds` of silence: a ping every fifth
+    of it, five missed (Mesos's defaults: 15 s x 5). Mesos's `agent_reregister_timeout` cannot go
+    below 10 minutes, so it keeps its default."""
+    if seconds is None:
+        return {}
+    return {"agent_ping_timeout": f"{seconds / 5 * 1000:g}ms", "max_agent_ping_timeouts": "5"}
 
-    Everything it keeps on disk lives under `work_dir` (runtime dir, fetcher
-    cache, image stores, logs), so two agents on one machine never share state.
+
+def agent_argv(install: MesosInstall, master: str, ip: str, port: int, hostname: str, work_dir: str,
+               resources: str, docker_socket: str | None = "/var/run/docker.sock", attributes: str | None = None,
+               extra: dict[str, str] | None = None) -> list[str]:
+    """A mesos-agent command line: Docker tasks on the engine at `docker_socket` (None: the Mesos
+    containerizer only, commands as processes, no engine touched).
+
+    Everything it keeps on disk lives under `work_dir`, so two agents on one machine share nothing.
     """
     w = Path(work_dir)
     flags = {
@@ -121,13 +137,12 @@ def agent_argv(install: MesosInstall, master: str, ip: str, port: int, hostname:
         "work_dir": str(w / "work"), "runtime_dir": str(w / "run"), "log_dir": str(w / "logs"),
         "fetcher_cache_dir": str(w / "fetch"), "docker_store_dir": str(w / "store" / "docker"),
         "appc_store_dir": str(w / "store" / "appc"), "logbufsecs": "0",
-        "containerizers": "docker,mesos", "launcher": "posix", "isolation": "posix/cpu,posix/mem",
-        "launcher_dir": install.libexec, "docker": "docker", "docker_socket": docker_socket,
-        "resources": resources,
-        # Exited task containers stay on the engine this long (Mesos's default is 6 hours).
-        "docker_remove_delay": "1mins",
-        "executor_registration_timeout": "2mins",
+        "containerizers": "mesos", "launcher": "posix", "isolation": "posix/cpu,posix/mem",
+        "launcher_dir": install.libexec, "resources": resources,
     }
+    if docker_socket:
+        flags.update({"containerizers": "docker,mesos", "docker": "docker", "docker_socket": docker_socket,
+                      "docker_remove_delay": DOCKER_REMOVE_DELAY, "executor_registration_timeout": "2mins"})
     if attributes:
         flags["attributes"] = attributes
     flags.update(extra or {})
@@ -135,27 +150,64 @@ def agent_argv(install: MesosInstall, master: str, ip: str, port: int, hostname:
     return [install.agent, *(f"--{k}={v}" for k, v in flags.items()), "--no-systemd_enable_support"]
 
 
-# -- processes ----------------------------------------------------------------
-def start(name: str, argv: list[str], log: str, ready_url: str, netns_name: str | None = None,
-          timeout_s: float = 60) -> dict[str, Any]:
-    """Start `argv` (inside `netns_name` when given), wait until `ready_url` answers 200.
+def flag_of(argv: list[str], name: str) -> str | None:
+    """The value of `--name=value` in a command line, or None."""
+    return next((a.split("=", 1)[1] for a in argv if a.startswith(f"--{name}=")), None)
 
-    Returns {pid, start, argv, log}; MesosError with the log's end if it exits or never answers.
-    """
+
+# -- processes ----------------------------------------------------------------
+@dataclass
+class MesosDaemon:
+    """A mesos-master or mesos-agent we started: what stops it again (also as a state file's facts)."""
+
+    name: str
+    pid: int
+    start: str | None      # start time in clock ticks: tells our process from a reused pid
+    argv: list[str]
+    log: str
+    address: str           # host:port
+
+    @property
+    def port(self) -> int:
+        return int(self.address.rsplit(":", 1)[1])
+
+    def running(self) -> bool:
+        return launcher.running(self.pid, self.start)
+
+    def stop(self) -> None:
+        """An agent is shut down (its executors and containers go), a master terminated; idempotent."""
+        if Path(self.argv[0]).name == "mesos-agent":
+            shut_down_agent(self)
+        else:
+            stop_master(self)
+
+    def facts(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_facts(cls, facts: dict[str, Any]) -> "MesosDaemon":
+        return cls(**{k: facts[k] for k in cls.__dataclass_fields__})
+
+
+def start(name: str, argv: list[str], log: str, address: str, netns_name: str | None = None,
+          timeout_s: float = 60) -> MesosDaemon:
+    """Start `argv` (inside network namespace `netns_name` when given) and wait until its /health
+    at `address` answers 200. MesosError with the log's end if it exits or never answers."""
     Path(log).parent.mkdir(parents=True, exist_ok=True)
     prefix = ["nsenter", f"--net={netns.netns_path(netns_name)}"] if netns_name else []
     with open(log, "ab") as out:
         proc = subprocess.Popen([*prefix, *argv], stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
-    facts = {"name": name, "pid": proc.pid, "start": launcher.start_time(proc.pid), "argv": argv, "log": log}
+    daemon = MesosDaemon(name, proc.pid, launcher.start_time(proc.pid), argv, log, address)
     try:
-        wait_until(lambda: answers(ready_url) or proc.poll() is not None, timeout_s, f"{name} at {ready_url}")
+        wait_until(lambda: answers(f"http://{address}/health") or proc.poll() is not None, timeout_s,
+                   f"{name} at {address}")
     except TimeoutError as exc:
-        launcher.stop(**facts)
+        launcher.stop(daemon.pid, daemon.start)
         raise MesosError(f"{exc}; its log ends:\n{tail(log)}") from None
     if proc.poll() is not None:
         raise MesosError(f"{name} exited with {proc.returncode}; its log ends:\n{tail(log)}")
-    return facts
+    return daemon
 
 
 def answers(url: str) -> bool:
@@ -178,19 +230,23 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
-def shut_down_agent(facts: dict[str, Any], timeout_s: float = 60) -> None:
-    """SIGUSR1 a mesos-agent we started, wait until it has shut its executors down and exited, then
-    remove the task containers it leaves on its engine (their removal timers die with it)."""
-    pid, started = facts["pid"], facts["start"]
-    if not launcher.running(pid, started):
+def stop_master(daemon: MesosDaemon) -> None:
+    """SIGTERM (then SIGKILL) a master we started; idempotent."""
+    launcher.stop(daemon.pid, daemon.start)
+
+
+def shut_down_agent(daemon: MesosDaemon, timeout_s: float = 60) -> None:
+    """SIGUSR1 an agent we started, wait until it has shut its executors down and exited, then
+    remove the task containers it leaves on its engine (their removal timers die with it); idempotent."""
+    if not daemon.running():
         return
-    containers = agent_containers(facts["address"])
-    os.kill(pid, signal.SIGUSR1)
+    containers = agent_containers(daemon.address)
+    os.kill(daemon.pid, signal.SIGUSR1)
     try:
-        wait_until(lambda: not launcher.running(pid, started), timeout_s, f"{facts['name']} to shut down")
+        wait_until(lambda: not daemon.running(), timeout_s, f"{daemon.name} to shut down")
     except TimeoutError:
-        launcher.stop(pid, started)
-    remove_containers(flag_of(facts["argv"], "docker_socket"), containers)
+        launcher.stop(daemon.pid, daemon.start)
+    remove_containers(flag_of(daemon.argv, "docker_socket"), containers)
 
 
 def agent_containers(address: str) -> list[str]:
@@ -213,12 +269,11 @@ def remove_containers(docker_socket: str | None, names: list[str]) -> None:
                 client.containers.get(name).remove(force=True)
             except docker.errors.NotFound:
                 pass
+            except docker.errors.APIError as exc:  # removal already in progress
+                if exc.status_code != 409:
+                    raise
     finally:
         client.close()
-
-
-def flag_of(argv: list[str], name: str) -> str | None:
-    return next((a.split("=", 1)[1] for a in argv if a.startswith(f"--{name}=")), None)
 
 
 # -- what a running master says -------------------------------------------------
@@ -243,148 +298,47 @@ def registered_agents(address: str) -> list[dict[str, Any]]:
         return []
 
 
-# -- a set of daemons ---------------------------------------------------------
+# -- one master and one agent on this machine ------------------------------------
 @dataclass
-class MesosCluster:
-    """What was started, for stopping it again (and for a state file other tools read)."""
+class LocalMesos:
+    """A master and an agent on 127.0.0.1 (free ports); `stop()` is idempotent."""
 
-    masters: list[dict[str, Any]] = field(default_factory=list)   # facts + "address"
-    agents: list[dict[str, Any]] = field(default_factory=list)    # facts + "address"
-    namespaces: list[dict[str, str]] = field(default_factory=list)  # {"netns", "veth"} we created
-    zk: str | None = None
+    master: MesosDaemon
+    agent: MesosDaemon | None = None
 
     @property
-    def master(self) -> str:
-        """What `scylla-singa run --master` takes: the zk:// URL, else the one master."""
-        return self.zk or self.masters[0]["address"]
-
-    def addresses(self) -> list[str]:
-        return [m["address"] for m in self.masters]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"master": self.master, "zk": self.zk, "masters": self.masters, "agents": self.agents,
-                "namespaces": self.namespaces}
+    def master_address(self) -> str:
+        return self.master.address
 
     def stop(self) -> None:
-        """Agents first, then masters, then the namespaces we made; idempotent.
+        if self.agent is not None:
+            self.agent.stop()
+        self.master.stop()
 
-        An agent is sent SIGUSR1, on which Mesos shuts its executors down (their containers go)
-        and unregisters; on SIGTERM it would exit and leave them running.
-        """
-        for facts in self.agents:
-            shut_down_agent(facts)
-        for facts in self.masters:
-            launcher.stop(facts["pid"], facts["start"])
-        for ns in self.namespaces:
-            netns.delete_link(ns["veth"])
-            netns.delete_netns(ns["netns"])
+    def __enter__(self) -> "LocalMesos":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
-def up_local(install: MesosInstall, directory: str, resources: str = "cpus:4;mem:8192") -> MesosCluster:
-    """One master and one agent on 127.0.0.1 (free ports), on this machine's Docker engine."""
-    d = Path(directory)
-    cluster = MesosCluster()
-    mport, aport = free_port(), free_port()
-    argv = master_argv(install, "127.0.0.1", mport, str(d / "master" / "work"), str(d / "master" / "logs"))
-    cluster.masters.append({**start("mesos-master", argv, str(d / "master.log"),
-                                    f"http://127.0.0.1:{mport}/health"), "address": f"127.0.0.1:{mport}"})
-    try:
-        argv = agent_argv(install, f"127.0.0.1:{mport}", "127.0.0.1", aport, "127.0.0.1", str(d / "agent"),
-                          resources)
-        cluster.agents.append({**start("mesos-agent", argv, str(d / "agent.log"),
-                                       f"http://127.0.0.1:{aport}/health"), "address": f"127.0.0.1:{aport}"})
-        wait_until(lambda: registered_agents(f"127.0.0.1:{mport}"), 60, "the agent to register")
-    except (MesosError, TimeoutError):
-        cluster.stop()
-        raise
-    return cluster
+def local_mesos(install: MesosInstall, directory: str, resources: str = "cpus:4;mem:8192",
+                docker_socket: str | None = "/var/run/docker.sock", attributes: str | None = None) -> LocalMesos:
+    """Start a master and an agent on 127.0.0.1 and wait until the agent is registered.
 
-
-def master_host(config: ClusterConfig, j: int) -> tuple[str, str, str]:
-    """(namespace, host-side veth, address) of real master j: .20+j on the cluster LAN, clear of
-    the cluster's own masters (.11-.15) and nodes (.101+)."""
-    base = config.host_address.rsplit(".", 1)[0]
-    return f"{config.prefix}-amaster{j}", f"{config.prefix}-am{j}", f"{base}.{20 + j}"
-
-
-def up_in_cluster(install: MesosInstall, config: ClusterConfig, masters: int, directory: str,
-                  resources: str | None = None) -> MesosCluster:
-    """Real masters (namespaces of their own) and one real agent per node of a running cluster-in-a-box.
-
-    The cluster must have been made with `--no-agents` (its nodes' port 5051 is ours) and, for more
-    than one master, `--zk`. Agents run in their node's namespace on its address and Docker engine.
+    `docker_socket` None: an agent with the Mesos containerizer only (it never touches an engine).
     """
-    if masters > 1 and not config.zk:
-        raise MesosError(f"{masters} masters need ZooKeeper to elect a leader: bring the cluster up with --zk")
     d = Path(directory)
-    cluster = MesosCluster(zk=config.zk_url)
-    quorum = masters // 2 + 1
+    mport = free_port()
+    argv = master_argv(install, "127.0.0.1", mport, str(d / "master" / "work"), str(d / "master" / "logs"))
+    local = LocalMesos(start("mesos-master", argv, str(d / "master.log"), f"127.0.0.1:{mport}"))
     try:
-        for j in range(1, masters + 1):
-            ns, veth, address = master_host(config, j)
-            netns.create_netns(ns)
-            cluster.namespaces.append({"netns": ns, "veth": veth})
-            netns.create_veth(veth, ns, config.bridge, f"{address}/{config.prefixlen}", config.host_address)
-            argv = master_argv(install, address, MASTER_PORT, str(d / ns / "work"), str(d / ns / "logs"),
-                               zk=config.zk_url, quorum=quorum)
-            facts = start(f"mesos-master {ns}", argv, str(d / f"{ns}.log"),
-                          f"http://{address}:{MASTER_PORT}/health", netns_name=ns)
-            cluster.masters.append({**facts, "address": f"{address}:{MASTER_PORT}", "netns": ns})
-        wait_until(lambda: leader_of(cluster.addresses()), 90, "a leading master")
-        for spec in config.node_specs():
-            argv = agent_argv(install, cluster.master, spec.address, AGENT_PORT, spec.name,
-                              str(d / spec.name), resources or config.resources_of(spec.index),
-                              docker_socket=spec.socket, attributes=f"host:{spec.name}")
-            facts = start(f"mesos-agent {spec.name}", argv, str(d / f"{spec.name}-agent.log"),
-                          f"http://{spec.address}:{AGENT_PORT}/health", netns_name=spec.name)
-            cluster.agents.append({**facts, "address": f"{spec.address}:{AGENT_PORT}", "netns": spec.name})
-        wait_until(lambda: len(registered_agents(leader_of(cluster.addresses()) or "")) == len(cluster.agents),
-                 120, "every agent to register with the leader")
-    except (MesosError, TimeoutError, OSError):
-        cluster.stop()
+        aport = free_port()
+        argv = agent_argv(install, local.master_address, "127.0.0.1", aport, "127.0.0.1", str(d / "agent"),
+                          resources, docker_socket=docker_socket, attributes=attributes)
+        local.agent = start("mesos-agent", argv, str(d / "agent.log"), f"127.0.0.1:{aport}")
+        wait_until(lambda: registered_agents(local.master_address), 60, "the agent to register")
+    except (MesosError, TimeoutError):
+        local.stop()
         raise
-    return cluster
-
-
-def restart_master(cluster: MesosCluster, index: int) -> dict[str, Any]:
-    """Start master `index` (0-based) again with its recorded command line, in its namespace."""
-    old = cluster.masters[index]
-    facts = start(old["name"], old["argv"], old["log"], f"http://{old['address']}/health",
-                  netns_name=old.get("netns"))
-    cluster.masters[index] = {**old, **facts}
-    return cluster.masters[index]
-
-
-def save(cluster: MesosCluster, path: str) -> None:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(f"{path}.tmp")
-    tmp.write_text(json.dumps(cluster.to_dict(), indent=1) + "\n")
-    os.replace(tmp, path)
-
-
-def load(path: str) -> MesosCluster:
-    d = json.loads(Path(path).read_text())
-    return MesosCluster(masters=d["masters"], agents=d["agents"], namespaces=d["namespaces"], zk=d.get("zk"))
-
-
-def measure_failover(cluster: MesosCluster, timeout_s: float = 120) -> dict[str, float | str]:
-    """SIGKILL the leading master; seconds until another master leads and until every agent is
-    registered with it again. The killed master is not restarted."""
-    leader = leader_of(cluster.addresses())
-    if leader is None:
-        raise MesosError("no master leads right now")
-    victim = next(m for m in cluster.masters if m["address"] == leader)
-    t0 = time.monotonic()
-    os.kill(victim["pid"], signal.SIGKILL)
-    others = [a for a in cluster.addresses() if a != leader]
-    found: list[str] = []
-
-    def another_leads() -> bool:
-        found[:] = [a for a in others if is_leader(a)]
-        return bool(found)
-    wait_until(another_leads, timeout_s, "another master to lead", interval_s=0.1)
-    new, elected = found[0], time.monotonic() - t0
-    wait_until(lambda: len(registered_agents(new)) == len(cluster.agents), timeout_s,
-             "every agent to re-register with the new leader")
-    return {"killed": leader, "new_leader": new, "elected_s": round(elected, 2),
-            "agents_back_s": round(time.monotonic() - t0, 2)}
+    return local

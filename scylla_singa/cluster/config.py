@@ -49,6 +49,7 @@ WEBHDFS_PORT = 9870
 HDFS_RPC_PORT = 8020
 MAX_NODES = 40
 MAX_MASTERS = 5
+MESOS_KINDS = ("ours", "apache")
 _PREFIX_RE = re.compile(r"^[a-z][a-z0-9]{1,7}$")
 
 
@@ -77,6 +78,10 @@ class ClusterConfig:
     # Seconds after which masters give up on a silent (unreachable) or disconnected agent;
     # None keeps Mesos's defaults (15 s x 5 pings, 75 s to re-register).
     agent_timeout: float | None = None
+    # Whose masters and agents run: "ours" (`scylla-singa master|agent`) or "apache" (mesos-master and
+    # mesos-agent of the Mesos install at `mesos_home`).
+    mesos: str = "ours"
+    mesos_home: str | None = None
 
     def __post_init__(self) -> None:
         if not _PREFIX_RE.match(self.prefix):
@@ -107,6 +112,15 @@ class ClusterConfig:
             _resources(spec)
         if len({n for n, _ in self.node_resources}) != len(self.node_resources):
             raise ConfigError("--node-resources names a node more than once")
+        if self.mesos not in MESOS_KINDS:
+            raise ConfigError(f"--mesos must be one of {', '.join(MESOS_KINDS)}, not {self.mesos!r}")
+        if self.mesos == "apache" and self.agents:
+            if not self.mesos_home:
+                raise ConfigError("--mesos apache needs a Mesos install (--mesos-home DIR)")
+            if self.masters > 1 and self.masters % 2 == 0:
+                raise ConfigError(f"--mesos apache with {self.masters} masters: Mesos's replicated log needs a "
+                                  f"majority ({self.masters // 2 + 1} of {self.masters}), so losing one master "
+                                  "would stop the cluster; use an odd number (1, 3 or 5)")
         if self.agent_timeout is not None and not 1 <= self.agent_timeout <= 3600:
             raise ConfigError(f"--agent-timeout must be between 1s and 1h, not {self.agent_timeout:g}s")
 
@@ -160,6 +174,11 @@ class ClusterConfig:
     @property
     def hdfs_address(self) -> str:
         return str(_net(self.services_subnet, "services subnet").network_address + 20)
+
+    @property
+    def quorum(self) -> int:
+        """Replicas of Apache Mesos's replicated log that must agree: a majority of the masters."""
+        return self.masters // 2 + 1
 
     @property
     def zk_url(self) -> str | None:

@@ -60,7 +60,7 @@ def sweep(config: ClusterConfig, host: docker.DockerClient | None, keep_data: bo
     # Masters and agents first (they talk to engines and to each other), gracefully;
     # the engines' own processes (containerd, shims) go with their engines below.
     for ns in netns.netns_list(config.prefix):
-        ours = [p for p in netns.netns_pids(ns) if "scylla_singa" in engines.cmdline(p)]
+        ours = [p for p in netns.netns_pids(ns) if _master_or_agent(engines.cmdline(p))]
         if ours:
             _terminate(ours)
             removed.append(f"{len(ours)} master/agent process(es) in {ns}")
@@ -98,6 +98,11 @@ def sweep(config: ClusterConfig, host: docker.DockerClient | None, keep_data: bo
         removed.append(f"cgroup {cg}")
     removed += _directories(config, keep_data)
     return removed
+
+
+def _master_or_agent(cmdline: str) -> bool:
+    """Ours (`python -m scylla_singa master|agent`) or Apache Mesos's (mesos-master, mesos-agent)."""
+    return "scylla_singa" in cmdline or "/mesos-master" in cmdline or "/mesos-agent" in cmdline
 
 
 def cgroup_parents(prefix: str) -> list[str]:

@@ -17,6 +17,8 @@ import docker
 from scylla_singa.common.waiting import wait_until
 from . import engines, launcher, netns
 from .config import NodeSpec
+from .kinds import KINDS, Context
+from .resource_plan import PROCESS_KINDS
 from .sh import run
 from .state import State, save
 
@@ -54,7 +56,7 @@ def kill_process(state: State, resource: str) -> int:
     """SIGKILL a master or agent by resource name (e.g. "scylla-master1-master") and wait until it is
     gone (its port free again); returns its pid."""
     entry = state.entry(resource)
-    if entry is None or entry.resource.kind != "process" or not entry.done:
+    if entry is None or entry.resource.kind not in PROCESS_KINDS or not entry.done:
         raise FaultError(f"no running process {resource!r} in cluster {state.config.prefix!r}")
     pid, start = entry.facts["pid"], entry.facts.get("start")
     if launcher.running(pid, start):
@@ -84,11 +86,11 @@ def restart_process(state: State, resource: str) -> int:
     so `down` stops it.
     """
     entry = state.entry(resource)
-    if entry is None or entry.resource.kind != "process" or not entry.done:
+    if entry is None or entry.resource.kind not in PROCESS_KINDS or not entry.done:
         raise FaultError(f"no process {resource!r} in cluster {state.config.prefix!r}")
     if launcher.running(entry.facts.get("pid"), entry.facts.get("start")):
         return entry.facts["pid"]
-    entry.facts = launcher.start(name=resource, **entry.resource.params)
+    entry.facts = KINDS[entry.resource.kind].create(Context(host=None), resource, **entry.resource.params)
     save(state)
     return entry.facts["pid"]
 

@@ -18,7 +18,7 @@ import docker
 
 from scylla_singa.images import node_sync
 from scylla_singa.swarm.overlays import ensure_job_isolation
-from . import engines, launcher, netns, services, swarmjoin
+from . import apache_mesos, engines, launcher, netns, services, swarmjoin
 from .netns import create_veth
 
 Facts = dict[str, Any]
@@ -107,6 +107,12 @@ def process(ctx: Context, name: str, **params: Any) -> Facts:
     return launcher.start(name=name, **params)
 
 
+def mesos_daemon(ctx: Context, name: str, netns: str, argv: list[str], log: str, address: str,
+                 timeout_s: float) -> Facts:
+    """A real mesos-master or mesos-agent in its namespace, answering /health."""
+    return apache_mesos.start(name, argv, log, address, netns_name=netns, timeout_s=timeout_s).facts()
+
+
 # -- destroy ------------------------------------------------------------------
 def _nothing(ctx: Context, facts: Facts, name: str, **params: Any) -> None:
     """Nothing to undo (a wait), or undone by another resource (images go with the data root)."""
@@ -149,6 +155,13 @@ def _process(ctx: Context, facts: Facts, name: str, **params: Any) -> None:
     launcher.stop(facts.get("pid"), facts.get("start"))
 
 
+def _mesos_daemon(ctx: Context, facts: Facts, name: str, **params: Any) -> None:
+    """A master is terminated; an agent gets SIGUSR1: it kills its executors (their containers go),
+    unregisters and exits."""
+    if facts.get("pid"):
+        apache_mesos.MesosDaemon.from_facts(facts).stop()
+
+
 @dataclass(frozen=True)
 class Kind:
     create: Callable[..., Facts]
@@ -169,4 +182,6 @@ KINDS: dict[str, Kind] = {
     "service": Kind(service, _service),
     "service_ready": Kind(service_ready, _nothing),
     "process": Kind(process, _process),
+    "mesos_master": Kind(mesos_daemon, _mesos_daemon),
+    "mesos_agent": Kind(mesos_daemon, _mesos_daemon),
 }

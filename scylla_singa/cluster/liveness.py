@@ -8,6 +8,7 @@ import docker
 import docker.errors
 
 from . import engines, launcher
+from .resource_plan import PROCESS_KINDS
 from .state import State, info
 
 
@@ -25,7 +26,7 @@ def _service(host: docker.DockerClient | None, name: str) -> str:
 def probe(state: State, host: docker.DockerClient | None) -> dict[str, Any]:
     """`info(state)` as a dict, plus the live state of each part ("running", "down", ...)."""
     out = info(state).to_dict()
-    procs = {e.resource.name: e.facts for e in state.entries if e.resource.kind == "process" and e.done}
+    procs = {e.resource.name: e.facts for e in state.entries if e.resource.kind in PROCESS_KINDS and e.done}
     for node in out["nodes"]:
         socket = node["docker_host"].removeprefix("unix://")
         node["engine"] = "running" if engines.answers(socket) else "down"

@@ -18,7 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .apache_mesos import MesosInstall, agent_argv, agent_timeout_flags as apache_timeout_flags, master_argv
 from .config import AGENT_PORT, ClusterConfig, MASTER_PORT, MasterSpec, NodeSpec
+
+# The kinds of resource that are a master or an agent process: ours (`scylla-singa master|agent`) and Apache
+# Mesos's (mesos-master, mesos-agent). Each is named `<namespace>-master` or `<node>-agent`.
+PROCESS_KINDS = ("process", "mesos_master", "mesos_agent")
 
 # The users the hdfs and zookeeper images run as (images/*/Dockerfile): they own their data directories.
 HDFS_UID = 990
@@ -102,6 +107,8 @@ def service_waits(config: ClusterConfig) -> list[Resource]:
 
 
 def master(config: ClusterConfig, spec: MasterSpec) -> list[Resource]:
+    if config.mesos == "apache":
+        return [*namespace_host(config, spec.name, spec.veth, spec.address), apache_master(config, spec)]
     argv = ["master", "--host", spec.address, "--port", str(MASTER_PORT),
             "--work-dir", str(config.data_dir / "masters" / spec.name)]
     optional = {"--advertise-ip": spec.address, "--zk": config.zk_url, **agent_timeout_flags(config)}
@@ -111,6 +118,31 @@ def master(config: ClusterConfig, spec: MasterSpec) -> list[Resource]:
                       "log": str(config.data_dir / "logs" / f"{spec.name}.log"),
                       "ready_url": f"http://{spec.address}:{MASTER_PORT}/health", "timeout_s": 60,
                       "env": _env(config)})]
+
+
+def apache_master(config: ClusterConfig, spec: MasterSpec) -> Resource:
+    """A real mesos-master in its namespace: with ZooKeeper it contends for the lead and keeps the
+    registry in a replicated log of a majority of the masters (`quorum`), else in memory."""
+    d = config.data_dir / "masters" / spec.name
+    argv = master_argv(MesosInstall(Path(str(config.mesos_home))), spec.address, MASTER_PORT, str(d / "work"),
+                       str(d / "logs"), zk=config.zk_url, quorum=config.quorum,
+                       extra=apache_timeout_flags(config.agent_timeout))
+    return Resource("mesos_master", f"{spec.name}-master",
+                    {"netns": spec.name, "argv": argv, "log": str(config.data_dir / "logs" / f"{spec.name}.log"),
+                     "address": spec.endpoint, "timeout_s": 60})
+
+
+def apache_agent(config: ClusterConfig, spec: NodeSpec) -> Resource:
+    """A real mesos-agent in the node's namespace, on the node's address, running Docker tasks on the
+    node's own engine (never killing containers it did not start: see apache_mesos)."""
+    master_url = config.zk_url or config.master_specs()[0].endpoint
+    argv = agent_argv(MesosInstall(Path(str(config.mesos_home))), master_url, spec.address, AGENT_PORT, spec.name,
+                      str(config.data_dir / "agents" / spec.name), config.resources_of(spec.index),
+                      docker_socket=spec.socket, attributes=f"host:{spec.name}")
+    return Resource("mesos_agent", f"{spec.name}-agent",
+                    {"netns": spec.name, "argv": argv,
+                     "log": str(config.data_dir / "logs" / f"{spec.name}-agent.log"),
+                     "address": f"{spec.address}:{AGENT_PORT}", "timeout_s": 60})
 
 
 def _env(config: ClusterConfig) -> dict[str, str]:
@@ -156,7 +188,9 @@ def node(config: ClusterConfig, spec: NodeSpec, masters_use_zk: bool = True) -> 
            Resource("images", f"{spec.name}-images",
                     {"node": spec.name, "socket": spec.socket, "images": list(config.images),
                      "cache": str(config.data_dir / "cache")})]
-    if config.agents and config.masters >= 1:
+    if config.agents and config.masters >= 1 and config.mesos == "apache":
+        out.append(apache_agent(config, spec))
+    elif config.agents and config.masters >= 1:
         argv = ["agent", "--master", agent_master(config, masters_use_zk), "--hostname", spec.name,
                 "--port", str(AGENT_PORT), "--resources", config.resources_of(spec.index),
                 "--attributes", f"host:{spec.name}", "--docker-host", spec.docker_host,
@@ -186,13 +220,13 @@ def plan(config: ClusterConfig, master_options: frozenset[str] | None = None) ->
         steps += namespace_host(config, spec.name, spec.veth, spec.address)
     # Engines start before the waits on services and masters, so JVMs and daemons overlap.
     for spec in config.node_specs():
-        steps += [r for r in node(config, spec) if r.kind != "process"]
+        steps += [r for r in node(config, spec) if r.kind not in PROCESS_KINDS]
     steps += service_waits(config)
     if config.agents:
         for spec in config.master_specs():
-            steps += [r for r in master(config, spec) if r.kind == "process"]
+            steps += [r for r in master(config, spec) if r.kind in PROCESS_KINDS]
         for spec in config.node_specs():
-            steps += [r for r in node(config, spec, masters_use_zk) if r.kind == "process"]
+            steps += [r for r in node(config, spec, masters_use_zk) if r.kind in PROCESS_KINDS]
     names = [s.name for s in steps]
     assert len(names) == len(set(names)), f"duplicate resource names in plan: {names}"
     return steps

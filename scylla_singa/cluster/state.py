@@ -109,6 +109,7 @@ class ClusterInfo:
     hdfs: str | None              # hdfs://host:8020
     nodes: list[NodeInfo]
     services: dict[str, str]      # service name -> container name
+    mesos: str = "ours"           # whose masters and agents: "ours" or "apache" (Apache Mesos)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -118,7 +119,8 @@ def info(state: State) -> ClusterInfo:
     cfg = state.config
     started = {e.resource.name for e in state.entries if e.done}
     masters = [m.endpoint for m in cfg.master_specs() if f"{m.name}-master" in started]
-    elected = any("--zk" in e.facts.get("argv", ()) for e in state.entries if e.resource.name.endswith("-master"))
+    elected = any(a == "--zk" or a.startswith("--zk=") for e in state.entries
+                  if e.resource.name.endswith("-master") for a in e.facts.get("argv", ()))
     if masters and elected:
         master: str | None = cfg.zk_url
     else:
@@ -138,7 +140,8 @@ def info(state: State) -> ClusterInfo:
                        zk=cfg.zk_url if "zookeeper" in services else None,
                        zk_hosts=f"{cfg.zk_address}:2181" if "zookeeper" in services else None,
                        webhdfs=cfg.webhdfs_url if "hdfs" in services else None,
-                       hdfs=cfg.hdfs_url if "hdfs" in services else None, nodes=nodes, services=services)
+                       hdfs=cfg.hdfs_url if "hdfs" in services else None, nodes=nodes, services=services,
+                       mesos=cfg.mesos)
 
 
 def local_cluster(home: str | os.PathLike | None = None, prefix: str | None = None) -> ClusterInfo | None:

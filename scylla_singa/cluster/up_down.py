@@ -117,7 +117,8 @@ def _up(config: ClusterConfig, echo: Echo, keep_on_failure: bool) -> ClusterInfo
     state = State(config, made_dirs=_missing_dirs([config.data_dir, config.run_dir]))
     ctx = Context(host=host, echo=echo)
     started = time.monotonic()
-    master_options = launcher.options_of("master") if config.agents and config.masters else None
+    ours = config.agents and config.masters and config.mesos == "ours"
+    master_options = launcher.options_of("master") if ours else None
     for resource in plan(config, master_options or frozenset()):
         try:
             _create(state, ctx, resource)

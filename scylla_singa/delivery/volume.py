@@ -1,8 +1,11 @@
-"""Volume delivery: a per-job directory bind-mounted into each sandbox.
+"""Volume delivery: a per-job directory on the agents' hosts, bind-mounted into each task.
 
-Only directories under the allowed roots are ever mounted (the agent
-enforces the same rule on its side), the job files read-only, the
-workspace read-write and writable by the image's non-root user.
+Only directories under the allowed roots are ever mounted (our agent
+enforces the same rule on its side). The job files are mounted read-only at
+absolute paths outside the sandbox (contracts.JOB_FILES_DIR: a Mesos
+sandbox is 0750 root, which the image's non-root user cannot read), the
+workspace read-write and writable by that user. Every agent must see the
+directory at the same path: one machine, or a shared filesystem.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scylla_singa.common.files import write_atomic
+from scylla_singa.contracts import JOB_FILES_DIR
 from .job_files import Artifacts, DeliveryError
 
 WORKSPACE = "/workspace"
@@ -45,7 +49,7 @@ class VolumeDelivery:
         volumes = []
         for name, data in files.items():
             write_atomic(d / name, data, mode=0o644)
-            volumes.append({"container_path": name, "host_path": str(d / name), "mode": "RO"})
+            volumes.append({"container_path": f"{JOB_FILES_DIR}/{name}", "host_path": str(d / name), "mode": "RO"})
         volumes.append({"container_path": WORKSPACE, "host_path": str(d / "workspace"), "mode": "RW"})
         return Artifacts(network=network, volumes=tuple(volumes), workspace=WORKSPACE)
 

@@ -25,6 +25,7 @@ from scylla_singa.placement.fit_status import Code
 from scylla_singa.placement.place import NotPlaced, Placed, place
 from scylla_singa.placement.policy import Policy, load_policy
 from . import core_events as ev
+from .agent_backoff import AgentBackoff, blames_agent
 from .job_lifecycle import JobEvent as JE, advance
 from .model import ENDED_TASK_STATES, Job, JobSpec, JobState as S, TaskRecord
 from .offers import agent_views, role_of
@@ -42,6 +43,7 @@ class CoreConfig:
     kill_grace_s: float = 10.0
     kill_timeout_s: float = 60.0      # after this, a task we killed counts as gone
     progress_url: str | None = None
+    agent_backoff_s: float = 30.0     # an agent that could not run a container is set aside this long (doubling)
 
 
 @dataclass
@@ -62,6 +64,7 @@ class FrameworkCore:
         self._policies: dict[str, Policy] = {}
         self._policy_loader = policy_loader
         self.story = Story()
+        self.agent_backoff = AgentBackoff(base_s=config.agent_backoff_s)
 
     # --- entry point ---------------------------------------------------------
 
@@ -171,17 +174,18 @@ class FrameworkCore:
 
     def _schedule(self) -> list[ev.Instruction]:
         """Place waiting jobs on held offers; release what is not needed."""
-        out: list[ev.Instruction] = []
+        out: list[ev.Instruction] = self._decline_avoided()
+        set_aside = self.agent_backoff.explain(self.now)
         for job in self._waiting():
             if not self.held:
-                job.waiting_reason = job.waiting_reason or "waiting for offers"
+                job.waiting_reason = set_aside or job.waiting_reason or "waiting for offers"
                 continue
             result = place(job.plan, agent_views(h.offer for h in self.held.values()),
                            self.policy(job.spec.policy))
             if isinstance(result, Placed):
                 out += self._launch(job, result)
             else:
-                job.waiting_reason = result.summary()
+                job.waiting_reason = result.summary() + (f"; {set_aside}" if set_aside else "")
         if not self._waiting():
             if self.held:
                 out.append(ev.Decline(tuple(self.held), self.config.refuse_seconds))
@@ -189,6 +193,18 @@ class FrameworkCore:
             if not self.suppressed and not self._expecting_offers():
                 self.suppressed = True
                 out.append(ev.Suppress())
+        return out
+
+    def _decline_avoided(self) -> list[ev.Instruction]:
+        """Offers of agents set aside (agent_backoff) go back, filtered for as long as they stay aside."""
+        avoided = self.agent_backoff.avoided(self.now)
+        out: list[ev.Instruction] = []
+        for agent, left in avoided.items():
+            ids = tuple(oid for oid, h in self.held.items() if h.offer["agent_id"]["value"] == agent)
+            for oid in ids:
+                del self.held[oid]
+            if ids:
+                out.append(ev.Decline(ids, max(1.0, round(left, 1))))
         return out
 
     def _expecting_offers(self) -> bool:
@@ -243,6 +259,11 @@ class FrameworkCore:
         record.agent_id = agent or record.agent_id
         record.updated_at = self.now
         record.ip = _ip_of(status) or record.ip
+        if state == "TASK_RUNNING":
+            self.agent_backoff.succeeded(record.agent_id)
+        elif record.terminal and blames_agent(record):
+            self.agent_backoff.failed(record.agent_id, record.hostname, self.now,
+                                      record.message or record.reason or record.state)
         return self._after_task_change(job, record) + [ev.Persist(job.job_id)]
 
     def _after_task_change(self, job: Job, record: TaskRecord) -> list[ev.Instruction]:

@@ -46,6 +46,7 @@ from .store import JobStore
 
 log = logging.getLogger("scylla_singa.framework")
 FAILOVER_TIMEOUT_S = 7 * 24 * 3600.0
+DRIVER_JOIN_S = 15.0   # how long stop() waits for pymesos's IO thread to send TEARDOWN and close
 
 
 class FrameworkShell(Scheduler):
@@ -89,12 +90,22 @@ class FrameworkShell(Scheduler):
         self.driver.start()
 
     def stop(self, teardown: bool) -> None:
-        """Stop the driver; with `teardown`, unregister (Mesos kills whatever still runs)."""
+        """Stop the driver; with `teardown`, unregister (Mesos kills whatever still runs).
+
+        pymesos's stop() only asks its IO thread to end; that thread sends the
+        TEARDOWN on its way out, and it is a daemon thread: a process exiting
+        right after stop() could kill it first, leaving the framework
+        registered for its whole failover timeout (a week). So the driver is
+        joined, for at most DRIVER_JOIN_S.
+        """
         if self.driver is not None:
             try:
                 self.driver.stop(failover=not teardown)
             except Exception:  # noqa: BLE001
                 log.exception("stopping the driver")
+            if not self._join_driver(DRIVER_JOIN_S):
+                log.warning("the Mesos driver did not stop within %gs%s", DRIVER_JOIN_S,
+                            "; the framework may stay registered" if teardown else "")
         self.events.put(None)
         if self._worker:
             self._worker.join(10)
@@ -103,6 +114,13 @@ class FrameworkShell(Scheduler):
         self._io.shutdown(wait=False, cancel_futures=True)
         for t in self._cleanups:
             t.join(60)
+
+    def _join_driver(self, timeout_s: float) -> bool:
+        """Wait for pymesos's IO thread to end (its join() takes no timeout); True when it did."""
+        joiner = threading.Thread(target=self.driver.join, name="scylla-driver-join", daemon=True)
+        joiner.start()
+        joiner.join(timeout_s)
+        return not joiner.is_alive()
 
     def submit(self, spec: JobSpec) -> None:
         self.ended[spec.job_id] = threading.Event()

@@ -202,8 +202,10 @@ class Run:
     def run(self) -> int:
         env = {**os.environ, "GLOG_logtostderr": "1"}
         with self._lock:
+            # SINGA inherits the working directory without entering it again: under Apache Mesos it is
+            # the image's WORKDIR, the sandbox, which is root's and 0750 (a chdir there fails for uid 1000).
             self.child = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-                                          cwd=os.getcwd(), text=True, errors="replace", bufsize=1)
+                                          text=True, errors="replace", bufsize=1)
             if self.stop_reason is not None:
                 self.child.terminate()
         assert self.child.stdout is not None

@@ -4,8 +4,14 @@ Pure functions of `/master/state` (`state_json`) and `/metrics/snapshot`
 (`metrics_json`) dicts, so they work on any Mesos-shaped state and are
 tested with plain dicts:
 
-    cluster_view(state, metrics, now) -> the page model `/ui/state` answers
-    cluster_metrics(state, metrics)   -> Prometheus families for `/metrics`
+    cluster_view(state, metrics, now, get_tasks) -> the page model `/ui/state` answers
+    cluster_metrics(state, metrics)              -> Prometheus families for `/metrics`
+
+A task's reason and message come from the operator API's GET_TASKS answer
+(`get_tasks`), never from `/master/state`: Apache Mesos's `/master/state`
+has neither, at the task level or in `statuses[]` (which hold only state,
+timestamp and container status); GET_TASKS's `statuses[]` carry them, as
+the scheduler's UPDATEs do.
 
 Dominant shares are DRF's: a framework's allocation (resources its tasks
 use plus resources offered to it, as Mesos's allocator counts them) over
@@ -132,14 +138,29 @@ def log_link(agent_id: str, task_id: str, name: str) -> str:
     return "/ui/log?" + urlencode({"agent": agent_id, "task": task_id, "file": name})
 
 
-def _task_row(t: Mapping[str, Any], fw: Mapping[str, Any], agents: Mapping[str, Mapping[str, Any]]
-              ) -> dict[str, Any]:
+def status_details(get_tasks: Mapping[str, Any] | None) -> dict[tuple[str, str], dict[str, str]]:
+    """(framework id, task id) -> the reason and message of the task's latest status, from an operator
+    API GET_TASKS answer (`{"type": "GET_TASKS", "get_tasks": {"tasks": [...], ...}}`, v1 JSON)."""
+    out: dict[tuple[str, str], dict[str, str]] = {}
+    body = (get_tasks or {}).get("get_tasks") or {}
+    for group in ("tasks", "unreachable_tasks", "completed_tasks", "orphan_tasks"):
+        for t in body.get(group) or []:
+            statuses = t.get("statuses") or []
+            last = statuses[-1] if statuses else {}
+            key = ((t.get("framework_id") or {}).get("value", ""), (t.get("task_id") or {}).get("value", ""))
+            out[key] = {"reason": last.get("reason", ""), "message": last.get("message", "")}
+    return out
+
+
+def _task_row(t: Mapping[str, Any], fw: Mapping[str, Any], agents: Mapping[str, Mapping[str, Any]],
+              details: Mapping[tuple[str, str], Mapping[str, str]]) -> dict[str, Any]:
     agent_id = t.get("slave_id") or t.get("agent_id", "")
     agent = agents.get(agent_id, {})
     statuses = t.get("statuses") or []
+    why = details.get((fw["id"], t["id"]), {})
     row = {"id": t["id"], "name": t.get("name", ""), "framework_id": fw["id"], "framework": fw.get("name", ""),
            "agent_id": agent_id, "hostname": agent.get("hostname", agent_id), "state": t.get("state", ""),
-           "reason": t.get("reason", ""), "message": t.get("message", ""),
+           "reason": why.get("reason", ""), "message": why.get("message", ""),
            "updated": statuses[-1].get("timestamp") if statuses else None,
            "active": t.get("state") in ACTIVE_TASK_STATES, "logs": None}
     if agent and agent_address(agent):
@@ -147,14 +168,16 @@ def _task_row(t: Mapping[str, Any], fw: Mapping[str, Any], agents: Mapping[str, 
     return row
 
 
-def task_rows(state: Mapping[str, Any], limit: int = MAX_TASKS) -> list[dict[str, Any]]:
+def task_rows(state: Mapping[str, Any], limit: int = MAX_TASKS,
+              get_tasks: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """Active tasks first, by framework and id (a job's processes stay together), then completed ones,
-    newest first; at most `limit`."""
+    newest first; at most `limit`. Reasons and messages from `get_tasks` (see the module docstring)."""
     agents = {s["id"]: s for s in state.get("slaves", [])}
+    details = status_details(get_tasks)
     rows = []
     for f in list(state.get("frameworks", [])) + list(state.get("completed_frameworks", [])):
         for t in list(f.get("tasks", [])) + list(f.get("completed_tasks", [])):
-            rows.append(_task_row(t, f, agents))
+            rows.append(_task_row(t, f, agents, details))
     active = sorted((r for r in rows if r["active"]),
                     key=lambda r: (r["framework"], r["framework_id"], natural_key(r["id"])))
     ended = sorted((r for r in rows if not r["active"]), key=lambda r: (-(r["updated"] or 0.0), r["id"]))
@@ -178,8 +201,10 @@ def cluster_usage(state: Mapping[str, Any]) -> list[dict[str, Any]]:
     return _usage(resource_names([total]), total, used, offered)
 
 
-def cluster_view(state: Mapping[str, Any], metrics: Mapping[str, float], now: float) -> dict[str, Any]:
-    """The page model: master, cluster resources, agents, frameworks, tasks, allocation metrics."""
+def cluster_view(state: Mapping[str, Any], metrics: Mapping[str, float], now: float,
+                 get_tasks: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The page model: master, cluster resources, agents, frameworks, tasks (with the reasons and
+    messages of `get_tasks`, an operator API GET_TASKS answer), allocation metrics."""
     total = cluster_total(state)
     agents = agent_rows(state, resource_names([total]))
     flags = state.get("flags") or {}
@@ -195,7 +220,7 @@ def cluster_view(state: Mapping[str, Any], metrics: Mapping[str, float], now: fl
                        "outstanding_offers": int(metrics.get("master/outstanding_offers", 0))},
         "agents": agents[:MAX_AGENTS], "agents_total": len(agents),
         "agents_active": sum(1 for a in agents if a["active"]),
-        "frameworks": framework_rows(state, total), "tasks": task_rows(state),
+        "frameworks": framework_rows(state, total), "tasks": task_rows(state, get_tasks=get_tasks),
         "tasks_by_state": _task_counts(metrics),
     }
 

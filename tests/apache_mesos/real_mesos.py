@@ -4,10 +4,10 @@ Why here: the .proto files and the codec are only right if a real Mesos
 reads what we encode and we read what it writes. The install comes from
 MESOS_HOME (the directory holding bin/mesos-master; `tools/ensure_mesos.sh`
 prints it); without it the tests fail with that reason instead of skipping
-silently. Processes get free ports and their own work dirs, and are stopped
-by pid. An agent is always started with `--docker_kill_orphans=false`, the
-POSIX launcher and the Mesos containerizer only: it never touches the Docker
-engine's containers.
+silently. The daemons are started by the project's one starter of real
+Mesos, scylla_singa.cluster.apache_mesos (free ports, their own work dirs,
+stopped by pid, every agent with `--docker_kill_orphans=false`); the agent
+here has the Mesos containerizer only: it never touches the Docker engine.
 """
 
 from __future__ import annotations
@@ -16,23 +16,21 @@ import http.client
 import json
 import os
 import queue
-import signal
-import socket
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from google.protobuf.message import Message
 
+from scylla_singa.cluster import apache_mesos as am
 from scylla_singa.mesos.api import recordio
 from scylla_singa.mesos.api import codec
 from scylla_singa.mesos.api.codec import Api, MediaType
 
 HEALTH_DEADLINE_S = 30.0
+MesosProcess = am.MesosDaemon
 
 
 def mesos_home() -> Path | None:
@@ -47,83 +45,21 @@ MISSING_MESOS = ("Apache Mesos is not installed for this test: set MESOS_HOME to
                  "bin/mesos-master (MESOS_HOME=$(tools/ensure_mesos.sh) installs Mesos 1.12 and prints it)")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@dataclass
-class MesosProcess:
-    """One mesos-master or mesos-agent process, started by us and stopped by its pid."""
-
-    name: str
-    port: int
-    log: Path
-    proc: subprocess.Popen[bytes] = field(repr=False)
-
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def wait_healthy(self, deadline_s: float = HEALTH_DEADLINE_S) -> None:
-        end = time.monotonic() + deadline_s
-        while time.monotonic() < end:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"{self.name} exited with {self.proc.returncode}; log {self.log}:\n"
-                                     f"{self.log.read_text(errors='replace')[-3000:]}")
-            try:
-                status, _, _ = post(self.address, "/health", b"", method="GET", timeout=1.0)
-                if status == 200:
-                    return
-            except OSError:
-                pass
-            time.sleep(0.1)
-        raise AssertionError(f"{self.name} on {self.address} not healthy within {deadline_s}s; log {self.log}")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=15)
-
-
-def start_master(home: Path, work: Path) -> MesosProcess:
+def start_master(home: Path, work: Path) -> am.MesosDaemon:
     """A real mesos-master on 127.0.0.1 with an in-memory registry, healthy on return."""
-    port = free_port()
-    (work / "master").mkdir(parents=True, exist_ok=True)
-    log = work / "master.log"
-    args = [str(home / "bin" / "mesos-master"), "--ip=127.0.0.1", f"--port={port}", "--hostname=127.0.0.1",
-            f"--work_dir={work / 'master'}", "--registry=in_memory"]
-    master = MesosProcess("mesos-master", port, log, _spawn(args, log))
-    master.wait_healthy()
-    return master
+    port = am.free_port()
+    argv = am.master_argv(am.MesosInstall(home), "127.0.0.1", port, str(work / "master"), str(work / "master-logs"))
+    return am.start("mesos-master", argv, str(work / "master.log"), f"127.0.0.1:{port}", timeout_s=HEALTH_DEADLINE_S)
 
 
 def start_agent(home: Path, work: Path, master: str, resources: str = "cpus:2;mem:1024;disk:1024;ports:[31000-31100]",
-                attributes: str = "rack:r1") -> MesosProcess:
-    """A real mesos-agent running tasks as plain commands (never the Docker engine), healthy on return."""
-    port = free_port()
-    for sub in ("agent", "run"):
-        (work / sub).mkdir(parents=True, exist_ok=True)
-    log = work / "agent.log"
-    args = [str(home / "bin" / "mesos-agent"), f"--master={master}", "--ip=127.0.0.1", f"--port={port}",
-            "--hostname=127.0.0.1", f"--work_dir={work / 'agent'}", f"--runtime_dir={work / 'run'}",
-            "--containerizers=mesos", "--launcher=posix", "--isolation=posix/cpu,posix/mem",
-            f"--resources={resources}", f"--attributes={attributes}",
-            f"--launcher_dir={home / 'libexec'}", "--no-systemd_enable_support", "--docker_kill_orphans=false"]
-    agent = MesosProcess("mesos-agent", port, log, _spawn(args, log))
-    agent.wait_healthy()
-    return agent
-
-
-def _spawn(args: list[str], log: Path) -> subprocess.Popen[bytes]:
-    with open(log, "wb") as out:
-        return subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
+                attributes: str = "rack:r1") -> am.MesosDaemon:
+    """A real mesos-agent running tasks as plain commands (the Mesos containerizer only: it never
+    touches the Docker engine), healthy on return."""
+    port = am.free_port()
+    argv = am.agent_argv(am.MesosInstall(home), master, "127.0.0.1", port, "127.0.0.1", str(work / "agent"),
+                         resources, docker_socket=None, attributes=attributes)
+    return am.start("mesos-agent", argv, str(work / "agent.log"), f"127.0.0.1:{port}", timeout_s=HEALTH_DEADLINE_S)
 
 
 # ---- HTTP -------------------------------------------------------------------

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import random
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -16,9 +18,15 @@ import requests
 from scylla_singa.cluster import engines, faults, launcher, subnets
 from scylla_singa.cluster.config import ClusterConfig
 from scylla_singa.cluster.discover import leftovers
+from scylla_singa.cluster.resource_plan import PROCESS_KINDS
 from scylla_singa.cluster.state import ClusterInfo, State
 from scylla_singa.framework.store import JobStore
 from tests.support.scylla_cli import ScyllaCli
+
+
+def singa_image() -> str:
+    """The Apache SINGA image the cluster tests run real SINGA with (SCYLLA_SINGA_IMAGE names another tag)."""
+    return os.environ.get("SCYLLA_SINGA_IMAGE", "singa:latest")
 
 
 def node_client(info: ClusterInfo, index: int) -> docker.DockerClient:
@@ -81,7 +89,7 @@ def cluster_is_healthy(state: State, host: docker.DockerClient) -> str:
     """"" when every master runs, one leads, every node's engine answers and its agent is registered,
     active and healthy with the leader, and the services are healthy; else what is not."""
     for e in state.entries:
-        if e.resource.kind == "process" and e.done and not launcher.running(e.facts.get("pid"), e.facts.get("start")):
+        if e.resource.kind in PROCESS_KINDS and e.done and not launcher.running(e.facts.get("pid"), e.facts.get("start")):
             return f"{e.resource.name} is not running"
     for spec in state.config.node_specs():
         if not engines.answers(spec.socket):
@@ -134,11 +142,39 @@ def verify_checkpoints(names: list[str], read: Callable[[str], bytes]) -> list[i
 RECOVERIES: list[dict] = []
 
 
-def record_recovery(request: pytest.FixtureRequest, fault: str, measure: str, seconds: float) -> None:
-    """Keep a measured recovery time for the session's summary and docs/faults.md."""
-    RECOVERIES.append({"fault": fault, "measure": measure, "seconds": round(seconds, 1)})
-    request.node.user_properties.append((f"{fault}: {measure}", round(seconds, 1)))
-    print(f"recovery: {fault}: {measure}: {seconds:.1f}s")
+MESOS_COLUMNS = {"ours": "ours (s)", "apache": "Apache Mesos (s)"}
+
+
+def record_recovery(request: pytest.FixtureRequest, mesos: str, fault: str, measure: str, seconds: float) -> None:
+    """Keep a measured recovery time (on the cluster of kind `mesos`) for the summary and docs/faults.md."""
+    RECOVERIES.append({"mesos": mesos, "fault": fault, "measure": measure, "seconds": round(seconds, 1)})
+    request.node.user_properties.append((f"{mesos}: {fault}: {measure}", round(seconds, 1)))
+    print(f"recovery on {mesos}: {fault}: {measure}: {seconds:.1f}s")
+
+
+def write_fault_table(path: Path, rows: list[dict]) -> None:
+    """Update the measured cells of the table between the markers of docs/faults.md: one row per
+    (fault, measure), a column per kind of Mesos; cells not measured this time are kept."""
+    start, end = "<!-- recovery-times:start -->", "<!-- recovery-times:end -->"
+    text = path.read_text() if path.exists() else f"# Fault tests\n\n{start}\n{end}\n"
+    if start not in text or end not in text:
+        return
+    head, rest = text.split(start, 1)
+    table, tail = rest.split(end, 1)
+    kinds = list(MESOS_COLUMNS)
+    known: dict[tuple[str, str], dict[str, str]] = {}
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 2 + len(kinds) + 1 and cells[0] != "fault" and not cells[0].startswith("-"):
+            known[(cells[0], cells[1])] = {**dict(zip(kinds, cells[2:-1])), "when": cells[-1]}
+    when = time.strftime("%Y-%m-%d")
+    for r in rows:
+        row = known.setdefault((r["fault"], r["measure"]), {k: "-" for k in kinds})
+        row.update({r["mesos"]: f"{r['seconds']:.1f}", "when": when})
+    lines = [f"| fault | measure | {' | '.join(MESOS_COLUMNS.values())} | measured |",
+             "|" + "---|" * (3 + len(kinds)),
+             *(f"| {f} | {m} | {' | '.join(c[k] for k in kinds)} | {c['when']} |" for (f, m), c in known.items())]
+    path.write_text(f"{head}{start}\n" + "\n".join(lines) + f"\n{end}{tail}")
 
 
 def job_times(store: JobStore, job_id: str) -> list[tuple[float, str, str]]:

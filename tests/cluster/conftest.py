@@ -1,21 +1,35 @@
 """Fixtures for tests on a real multi-host cluster on this machine (root, the host engine).
 
-One cluster is shared by the whole session (bringing up namespaced engines
-and loading the SINGA image into them costs about a minute): 3 nodes with
-an agent each (cpus:4, so a Hogwild job fits on 2 of them), 2 masters
-electing their leader through ZooKeeper, HDFS, and a 10 s agent timeout
-(masters ping every 2 s), under a prefix and subnets of its own (random,
-checked free) and a temporary SCYLLA_HOME, so it never meets a developer's
-cluster or another test session's. Its teardown runs `down` and fails the
-session if anything of it is left on the machine. Tests that need their own
-cluster use `own_cluster`, which cleans up in the same way, also when the
-test fails.
+One cluster is shared by the tests of each kind of Mesos (bringing up
+namespaced engines and loading the images into them costs about a minute),
+and the tests that use it run on both kinds, one after the other:
+
+- `ours`: 3 nodes with a `scylla-singa agent` each (cpus:4, so a Hogwild job
+  fits on 2 of them), 2 `scylla-singa master`s electing their leader through
+  ZooKeeper;
+- `apache`: the same nodes with real Apache Mesos 1.12 (`cluster up --mesos
+  apache`): a `mesos-agent` with the Docker containerizer on each node's
+  engine and 3 `mesos-master`s (ZooKeeper, replicated log, quorum 2: a
+  majority must survive a killed leader). The install is MESOS_HOME
+  (`make test` exports what tools/ensure_mesos.sh unpacked); without one
+  these tests fail, saying so.
+
+Both have HDFS and a 10 s agent timeout (masters ping every 2 s), a prefix
+and subnets of their own (random, checked free) and a temporary SCYLLA_HOME,
+so they never meet a developer's cluster or another test session's. The
+first kind's cluster is taken down before the second comes up (the machine
+has two cores); each teardown runs `down` and fails the session if anything
+of it is left on the machine. A test runs on one kind only when marked
+`@pytest.mark.mesos("ours")` (what it checks is the same on both, or only
+exists on ours). Tests that need their own cluster use `own_cluster`, which
+cleans up in the same way, also when the test fails.
 
 Tests marked `disruptive` (fault injection: a dead engine, a cut-off node,
-a killed master) run after all others; each undoes its fault in `finally`
-and the `healthy_cluster` fixture checks, before and after, that every
-master, engine, agent and service is back. Measured recovery times are
-printed at the end of the session and written to docs/faults.md.
+a killed master) run after the other tests of their cluster; each undoes
+its fault in `finally` and the `healthy_cluster` fixture checks, before and
+after, that every master, engine, agent and service is back. Measured
+recovery times, per kind of Mesos, are printed at the end of the session
+and written to docs/faults.md.
 
 The compose files are started through pytest-docker with Debian's
 docker-compose v1 (`compose_services`).
@@ -34,27 +48,48 @@ import docker.errors
 import pytest
 from pytest_docker.plugin import Services, get_docker_services
 
+from scylla_singa.cluster.apache_mesos import MesosError, find_install
 from scylla_singa.cluster.config import ClusterConfig
 from scylla_singa.cluster.state import ClusterInfo, State, load
 from scylla_singa.cluster.up_down import down, up
 from scylla_singa.common.waiting import wait_until
 from tests.support.scylla_cli import ScyllaCli
-from .cluster_helpers import RECOVERIES, assert_clean, cluster_is_healthy, free_subnet_pair, unique_prefix
+from .cluster_helpers import (RECOVERIES, assert_clean, cluster_is_healthy, free_subnet_pair, singa_image, unique_prefix,
+                              write_fault_table)
 
 REPO = Path(__file__).resolve().parent.parent.parent
 HERE = str(Path(__file__).resolve().parent)
 
 
+MESOS_KINDS = ("ours", "apache")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Every test on the shared cluster runs once per kind of Mesos (or the kinds its `mesos` marker names)."""
+    if "cluster_config" in metafunc.fixturenames:
+        marker = metafunc.definition.get_closest_marker("mesos")
+        kinds = marker.args if marker else MESOS_KINDS
+        metafunc.parametrize("cluster_config", kinds, indirect=True, scope="session")
+
+
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     ours = [i for i, item in enumerate(items) if _ours(item)]
     for i in ours:
         items[i].add_marker(pytest.mark.cluster)
         items[i].add_marker(pytest.mark.docker)
-    # Fault tests last among the cluster tests (in the same places of the session): should one
-    # fail to put the shared cluster right, only fault tests follow it.
-    ordered = sorted((items[i] for i in ours), key=lambda item: item.get_closest_marker("disruptive") is not None)
+    # Tests with a cluster of their own first, then those on our Mesos's shared cluster, then Apache
+    # Mesos's (one shared cluster at a time); fault tests last on each: should one fail to put the
+    # shared cluster right, only fault tests follow it. Stable: file order otherwise.
+    ordered = sorted((items[i] for i in ours), key=_order)
     for i, item in zip(ours, ordered):
         items[i] = item
+
+
+def _order(item: pytest.Item) -> tuple[int, bool]:
+    kind = getattr(item, "callspec", None) and item.callspec.params.get("cluster_config")
+    group = 0 if kind is None else 1 + MESOS_KINDS.index(kind)
+    return group, item.get_closest_marker("disruptive") is not None
 
 
 def _ours(item: pytest.Item) -> bool:
@@ -79,29 +114,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         return
     terminalreporter.section("recovery times (fault tests)")
     for r in RECOVERIES:
-        terminalreporter.write_line(f"{r['fault']:<32} {r['measure']:<52} {r['seconds']:>6.1f} s")
+        terminalreporter.write_line(f"{r['mesos']:<7} {r['fault']:<32} {r['measure']:<52} {r['seconds']:>6.1f} s")
     write_fault_table(REPO / "docs" / "faults.md", RECOVERIES)
-
-
-def write_fault_table(path: Path, rows: list[dict]) -> None:
-    """Update the measured rows of the table between the markers of docs/faults.md (others are kept)."""
-    import time
-    start, end = "<!-- recovery-times:start -->", "<!-- recovery-times:end -->"
-    text = path.read_text() if path.exists() else f"# Fault tests\n\n{start}\n{end}\n"
-    if start not in text or end not in text:
-        return
-    head, rest = text.split(start, 1)
-    table, tail = rest.split(end, 1)
-    known: dict[tuple[str, str], str] = {}
-    for line in table.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 4 and cells[0] not in ("fault", "---") and not cells[0].startswith("-"):
-            known[(cells[0], cells[1])] = f"| {' | '.join(cells)} |"
-    when = time.strftime("%Y-%m-%d")
-    for r in rows:
-        known[(r["fault"], r["measure"])] = f"| {r['fault']} | {r['measure']} | {r['seconds']:.1f} | {when} |"
-    lines = ["| fault | measure | seconds | measured |", "|---|---|---|---|", *known.values()]
-    path.write_text(f"{head}{start}\n" + "\n".join(lines) + f"\n{end}{tail}")
 
 
 @pytest.fixture(scope="session")
@@ -114,7 +128,7 @@ def host_engine() -> docker.DockerClient:
     except docker.errors.DockerException as exc:
         pytest.fail(f"no Docker engine answers ({exc}); run `make setup` first", pytrace=False)
     for tag in ("scylla-tiny:latest", "scylla-hdfs:latest", "scylla-zookeeper:latest", "scylla-singa:latest",
-                "singa:latest", "singa-py:latest"):
+                singa_image(), "singa-py:latest"):
         try:
             client.images.get(tag)
         except docker.errors.ImageNotFound:
@@ -123,22 +137,30 @@ def host_engine() -> docker.DockerClient:
 
 
 @pytest.fixture(scope="session")
-def cluster_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("scylla-home")
-
-
-@pytest.fixture(scope="session")
-def cluster_config(cluster_home: Path, host_engine: docker.DockerClient) -> ClusterConfig:
+def cluster_config(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+                   host_engine: docker.DockerClient) -> ClusterConfig:
+    """The shared cluster of one kind of Mesos (the test's parameter: "ours" or "apache")."""
+    kind = request.param
     lan, svc = free_subnet_pair(host_engine)
-    return ClusterConfig(nodes=3, masters=2, hdfs=True, zk=True, prefix=unique_prefix("s"), subnet=lan,
-                         services_subnet=svc, images=("scylla-tiny:latest", "singa:latest", "singa-py:latest"),
-                         resources="cpus:4;mem:4096;disk:4096;net_bw:1000", home=str(cluster_home),
-                         agent_timeout=10.0)
+    mesos = {"masters": 2}
+    if kind == "apache":
+        try:
+            home = str(find_install(os.environ.get("MESOS_HOME") or None).home)
+        except MesosError as exc:
+            pytest.fail(f"the Apache Mesos cluster tests need a Mesos install: {exc} "
+                        "(MESOS_HOME=$(tools/ensure_mesos.sh), as `make test` sets it)", pytrace=False)
+        mesos = {"masters": 3, "mesos": "apache", "mesos_home": home}
+    return ClusterConfig(nodes=3, hdfs=True, zk=True, prefix=unique_prefix("s" if kind == "ours" else "a"),
+                         subnet=lan, services_subnet=svc,
+                         images=tuple(dict.fromkeys(("scylla-tiny:latest", singa_image(), "singa-py:latest"))),
+                         resources="cpus:4;mem:4096;disk:4096;net_bw:1000",
+                         home=str(tmp_path_factory.mktemp(f"scylla-home-{kind}")), agent_timeout=10.0, **mesos)
 
 
 @pytest.fixture(scope="session")
 def cluster(cluster_config: ClusterConfig, host_engine: docker.DockerClient) -> Iterator[ClusterInfo]:
-    """The session's cluster, up; removed (and checked gone) after the last cluster test, also after failures."""
+    """The session's cluster of one kind, up with every agent registered; removed (and checked gone) after
+    the last test on it, also after failures."""
     done: list[bool] = []
 
     def teardown() -> None:
@@ -150,7 +172,12 @@ def cluster(cluster_config: ClusterConfig, host_engine: docker.DockerClient) -> 
         assert_clean(cluster_config, host_engine)
     _CLUSTER_DOWN.append(teardown)
     try:
-        yield up(cluster_config, echo=lambda _: None)
+        info = up(cluster_config, echo=lambda _: None)
+
+        def why() -> str:
+            return cluster_is_healthy(load(cluster_config.state_file), host_engine)
+        wait_until(lambda: not why(), 120, "a leading master with every agent registered", explain=why)
+        yield info
     finally:
         teardown()
 

@@ -13,6 +13,9 @@ from kazoo.client import KazooClient
 from scylla_singa.cluster.state import ClusterInfo
 from .cluster_helpers import node_client
 
+# HDFS and ZooKeeper are the same services under either kind of Mesos: checked on our cluster.
+pytestmark = pytest.mark.mesos("ours")
+
 # A WebHDFS write and read with busybox only: CREATE answers 307 with the
 # DataNode's address, where the bytes go; OPEN is read through wget, which
 # follows the redirect. Proves the DataNode advertises an address that a

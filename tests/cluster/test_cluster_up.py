@@ -1,4 +1,8 @@
-"""The session's cluster: engines in namespaces, swarm workers, images, cross-node overlay, agents."""
+"""The session's cluster: engines in namespaces, swarm workers, images, cross-node overlay, agents.
+
+The hosts are the same whoever's Mesos runs on them: what only concerns the
+hosts is checked on our cluster; the masters, agents and status on both.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import subprocess
 import sys
 
 import docker
+import pytest
 
 from scylla_singa.cluster.config import ClusterConfig
 from scylla_singa.cluster.crossnode import run_cross_node_check
@@ -16,6 +21,7 @@ from scylla_singa.cluster.up_down import up
 from .cluster_helpers import master_state, node_client
 
 
+@pytest.mark.mesos("ours")
 def test_each_node_engine_answers_in_its_namespace_as_a_swarm_worker(cluster: ClusterInfo,
                                                                       host_engine: docker.DockerClient) -> None:
     lan = cluster.subnet.rsplit(".", 1)[0]
@@ -31,12 +37,14 @@ def test_each_node_engine_answers_in_its_namespace_as_a_swarm_worker(cluster: Cl
         assert entry["Description"]["Hostname"] == node.name
 
 
+@pytest.mark.mesos("ours")
 def test_node_engines_have_the_images_of_the_host(cluster: ClusterInfo, host_engine: docker.DockerClient) -> None:
     want = host_engine.images.get("scylla-tiny:latest").id
     for i in range(len(cluster.nodes)):
         assert node_client(cluster, i).images.get("scylla-tiny:latest").id == want
 
 
+@pytest.mark.mesos("ours")
 def test_a_container_on_node1_reaches_a_container_on_node2_by_name(cluster: ClusterInfo,
                                                                    host_engine: docker.DockerClient) -> None:
     result = run_cross_node_check(host_engine, node_client(cluster, 1), node_client(cluster, 0))
@@ -69,6 +77,7 @@ def test_status_json_gives_addresses_nodes_agents_and_services(cluster: ClusterI
         assert all(n["agent_process"] == "running" for n in status["nodes"])
 
 
+@pytest.mark.mesos("ours")
 def test_local_cluster_reads_the_running_cluster(cluster: ClusterInfo, cluster_config: ClusterConfig) -> None:
     found = local_cluster(home=cluster_config.home, prefix=cluster_config.prefix)
     assert found == cluster
@@ -81,6 +90,7 @@ def test_up_again_with_the_same_config_keeps_the_cluster(cluster: ClusterInfo,
     assert said == ["cluster is already up"]
 
 
+@pytest.mark.mesos("ours")
 def test_each_node_drops_traffic_from_its_gwbridge_to_job_overlays(cluster: ClusterInfo) -> None:
     from scylla_singa.swarm.overlays import ISOLATION_RULE
     for node in cluster.nodes:

@@ -25,4 +25,5 @@ def test_job_network_names_are_safe_and_short() -> None:
 
 def test_the_default_command_names_the_files_the_framework_delivers() -> None:
     cmd = contracts.DEFAULT_COMMAND.format(proc=3, workspace="/workspace")
-    assert cmd == "exec singa -conf ./job.conf -procs_id 3 -cluster ./cluster.json -workspace /workspace"
+    assert cmd == ("exec singa -conf /mnt/scylla/job.conf -procs_id 3 -cluster /mnt/scylla/cluster.json "
+                   "-workspace /workspace")

@@ -169,10 +169,12 @@ class AgentCore:
         path = (self.work_dir / "slaves" / (self.agent_id or "unregistered") / "frameworks" / _safe(task.framework_id)
                 / "executors" / _safe(task.task_id) / "runs" / task.container_id)
         path.mkdir(parents=True, exist_ok=True)
-        os.chmod(path, 0o777)  # the container's non-root user writes here
+        # As Apache Mesos makes them: the agent's (root's), 0750, files 0644. A container running as
+        # another user cannot read or write here; what a task needs comes in as volumes (docs/contracts.md).
+        os.chmod(path, 0o750)
         for name in ("stdout", "stderr"):
             (path / name).touch()
-            os.chmod(path / name, 0o666)
+            os.chmod(path / name, 0o644)
         return path
 
     # ---- lifecycle ----------------------------------------------------

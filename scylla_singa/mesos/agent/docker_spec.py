@@ -9,7 +9,8 @@ Mapping (Mesos docker.cpp): network HOST/BRIDGE/NONE, USER with exactly one
 environment from CommandInfo plus MESOS_SANDBOX (and MESOS_TASK_ID,
 MESOS_FRAMEWORK_ID, MESOS_AGENT_ID); shell=true runs `/bin/sh -c value`,
 shell=false appends value and arguments to the image's entrypoint; the
-sandbox is mounted at /mnt/mesos/sandbox and is the working directory.
+sandbox is mounted at /mnt/mesos/sandbox; the working directory is the
+image's own (Mesos sets none; a `workdir` parameter sets one).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ class DockerSpec:
     volumes: dict[str, dict[str, str]] = field(default_factory=dict)
     cpu_shares: int = 1024
     mem_limit: int = 0
-    working_dir: str = SANDBOX_MOUNT
+    working_dir: str | None = None   # the image's WORKDIR, as under Mesos's Docker containerizer
     user: str | None = None
     shm_size: str | None = None
     ulimits: list[tuple[str, int, int]] = field(default_factory=list)

@@ -118,16 +118,4 @@ def _extract(path: Path, sandbox: Path) -> None:
     elif name.endswith(".gz"):
         with gzip.open(path, "rb") as src, open(path.with_suffix(""), "wb") as dst:
             shutil.copyfileobj(src, dst)
-    else:
-        return
-    _open_up(sandbox)
 
-
-def _open_up(root: Path) -> None:
-    """Extracted files readable (dirs writable) by the container's non-root user."""
-    for dirpath, dirnames, filenames in os.walk(root):
-        for d in dirnames:
-            os.chmod(os.path.join(dirpath, d), 0o777)
-        for f in filenames:
-            p = os.path.join(dirpath, f)
-            os.chmod(p, os.stat(p).st_mode | 0o644)

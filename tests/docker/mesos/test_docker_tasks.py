@@ -68,17 +68,20 @@ def _containers(client: docker.DockerClient, task_id: str) -> list:
     return client.containers.list(ignore_removed=True, all=True, filters={"label": f"scylla.task={task_id}"})
 
 
-def test_task_writes_into_its_sandbox_and_exits_0(mesos, fw, docker_client) -> None:
+def test_a_non_root_task_cannot_touch_its_root_owned_sandbox_as_under_apache_mesos(mesos, fw, docker_client) -> None:
     cmd = ('echo "uid=$(id -u) pwd=$(pwd) sb=$MESOS_SANDBOX task=$MESOS_TASK_ID fw=$MESOS_FRAMEWORK_ID"; '
-           'echo result > /mnt/mesos/sandbox/out.txt; echo warn >&2')
+           'if ls /mnt/mesos/sandbox >/dev/null 2>&1 || (echo x > /mnt/mesos/sandbox/out.txt) 2>/dev/null; then exit 1; fi; '
+           'echo warn >&2')
     task, status = _run(fw, "TASK_FINISHED", cmd, env={"X": "1"})
     tid = task["task_id"]["value"]
     assert fw.sched.states(tid) == ["TASK_STARTING", "TASK_RUNNING", "TASK_FINISHED"]
     sandbox = _sandbox(mesos, tid)
-    assert (sandbox / "out.txt").read_text() == "result\n"
+    st = sandbox.stat()
+    assert (st.st_uid, st.st_mode & 0o777) == (0, 0o750) and not (sandbox / "out.txt").exists()
     read = requests.get(f"http://{mesos.agent_addresses[0]}/files/read",
                         params={"path": str(sandbox / "stdout"), "offset": 0}, timeout=10).json()
-    assert read["data"] == f"uid=65534 pwd=/mnt/mesos/sandbox sb=/mnt/mesos/sandbox task={tid} fw={fw.id}\n"
+    # The working directory is the image's own (busybox: /), as Mesos's Docker containerizer leaves it.
+    assert read["data"] == f"uid=65534 pwd=/ sb=/mnt/mesos/sandbox task={tid} fw={fw.id}\n"
     assert (sandbox / "stderr").read_text() == "warn\n"
     fw.sched.wait(lambda: not _containers(docker_client, tid), what="the container to be removed")
 
@@ -96,8 +99,7 @@ def test_memory_over_the_limit_fails_with_the_memory_reason(fw) -> None:
 
 
 def test_kill_with_grace_sends_sigterm_first_and_ends_killed(mesos, fw, docker_client) -> None:
-    cmd = "trap 'echo got-term > /mnt/mesos/sandbox/term; exit 0' TERM; touch /mnt/mesos/sandbox/ready; " \
-          "while true; do sleep 0.1; done"
+    cmd = "trap 'echo got-term; exit 0' TERM; echo ready; while true; do sleep 0.1; done"
     offer = fw.take_offer(cpus=1, mem=256)
     task = task_info(offer["agent_id"], command=cmd, image=TINY, grace_s=10)
     fw.launch(offer, [task])
@@ -113,10 +115,10 @@ def test_kill_with_grace_sends_sigterm_first_and_ends_killed(mesos, fw, docker_c
     assert host["CpuShares"] == 102 and host["Memory"] == 32 * 1024 * 1024 and not host["Privileged"]
     assert not any("docker.sock" in b for b in host.get("Binds") or [])
     sandbox = _sandbox(mesos, tid)
-    fw.sched.wait(lambda: (sandbox / "ready").exists(), what="the trap")
+    fw.sched.wait(lambda: (sandbox / "stdout").read_text() == "ready\n", what="the trap")
     fw.driver.killTask(task["task_id"])
     fw.wait_state(tid, "TASK_KILLED", timeout=30)
-    assert (sandbox / "term").read_text() == "got-term\n"
+    assert (sandbox / "stdout").read_text() == "ready\ngot-term\n"
 
 
 def test_user_network_alias_and_labels_on_a_job_overlay(mesos, fw, docker_client, swarm_manager) -> None:

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from scylla_singa.cluster.apache_mesos import MesosInstall, agent_argv, master_argv, master_host
-from scylla_singa.cluster.config import ClusterConfig
+from scylla_singa.cluster.apache_mesos import MesosInstall, agent_argv, agent_timeout_flags, master_argv
+from scylla_singa.cluster.config import ClusterConfig, ConfigError
+from scylla_singa.cluster.resource_plan import PROCESS_KINDS, plan
 
 INSTALL = MesosInstall(Path("/opt/mesos-1.12.0"))
 
@@ -51,10 +52,54 @@ def test_master_registry_follows_zookeeper(zk: str | None, quorum: int, want: di
         assert "zk" not in f and "quorum" not in f
 
 
-def test_real_masters_sit_clear_of_the_clusters_own_hosts() -> None:
-    config = ClusterConfig(nodes=3, masters=2, zk=True, prefix="mr", subnet="172.31.250.0/24",
-                           services_subnet="172.31.251.0/24")
-    taken = {m.address for m in config.master_specs()} | {n.address for n in config.node_specs()}
-    ours = [master_host(config, j) for j in (1, 2, 3)]
-    assert not taken & {address for _, _, address in ours}
-    assert all(ns.startswith("mr-") and len(veth) <= 15 for ns, veth, _ in ours)
+def test_an_agent_without_a_docker_socket_never_touches_an_engine() -> None:
+    f = flags(agent_argv(INSTALL, "m:5050", "127.0.0.1", 5051, "h", "/tmp/a", "cpus:1;mem:512", docker_socket=None))
+    assert f["containerizers"] == "mesos" and "docker_socket" not in f and f["docker_kill_orphans"] == "false"
+
+
+def test_agent_timeout_maps_to_mesos_ping_flags() -> None:
+    assert agent_timeout_flags(10.0) == {"agent_ping_timeout": "2000ms", "max_agent_ping_timeouts": "5"}
+    assert agent_timeout_flags(None) == {}
+
+
+def apache(**kw) -> ClusterConfig:
+    return ClusterConfig(**{"nodes": 3, "masters": 3, "zk": True, "prefix": "mr", "subnet": "172.31.250.0/24",
+                            "services_subnet": "172.31.251.0/24", "home": "/tmp/mr-home", "mesos": "apache",
+                            "mesos_home": "/opt/mesos-1.12.0", "agent_timeout": 10.0, **kw})
+
+
+def test_cluster_up_mesos_apache_plans_real_daemons_in_the_namespaces() -> None:
+    config = apache()
+    steps = plan(config)
+    daemons = [r for r in steps if r.kind in PROCESS_KINDS]
+    assert [r.kind for r in daemons] == ["mesos_master"] * 3 + ["mesos_agent"] * 3
+    assert [r.name for r in daemons] == [f"mr-master{j}-master" for j in (1, 2, 3)] + \
+        [f"mr-node{i}-agent" for i in (1, 2, 3)]
+    m = flags(daemons[0].params["argv"])
+    assert (m["ip"], m["port"], m["zk"], m["quorum"], m["registry"]) == \
+        ("172.31.250.11", "5050", "zk://172.31.251.10:2181/mesos", "2", "replicated_log")
+    assert m["work_dir"].startswith("/tmp/mr-home/cluster/mr/") and m["agent_ping_timeout"] == "2000ms"
+    a = flags(daemons[3].params["argv"])
+    node1 = config.node_specs()[0]
+    assert (a["master"], a["ip"], a["hostname"], a["docker_socket"], a["docker_kill_orphans"]) == \
+        ("zk://172.31.251.10:2181/mesos", node1.address, "mr-node1", node1.socket, "false")
+    assert daemons[3].params["netns"] == "mr-node1" and daemons[3].params["address"] == f"{node1.address}:5051"
+    # Every node's engine, swarm membership and images come before any agent that runs tasks on them.
+    names = [r.name for r in steps]
+    assert max(names.index(f"mr-node{i}-images") for i in (1, 2, 3)) < names.index("mr-node1-agent")
+
+
+def test_one_apache_master_without_zookeeper_keeps_its_registry_in_memory() -> None:
+    (m, a) = [r for r in plan(apache(nodes=1, masters=1, zk=False)) if r.kind in PROCESS_KINDS]
+    assert flags(m.params["argv"])["registry"] == "in_memory" and "zk" not in flags(m.params["argv"])
+    assert flags(a.params["argv"])["master"] == "172.31.250.11:5050"
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"masters": 2}, "odd number"),
+    ({"mesos_home": None}, "needs a Mesos install"),
+    ({"mesos": "mesosphere"}, "--mesos must be one of"),
+], ids=["even-masters", "no-install", "unknown-kind"])
+def test_apache_clusters_that_cannot_work_are_refused(kw, message) -> None:
+    with pytest.raises(ConfigError, match=message):
+        apache(**kw)

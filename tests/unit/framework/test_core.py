@@ -303,3 +303,70 @@ def test_an_unreachable_task_that_comes_back_while_its_gang_restarts_is_killed(c
     assert ev.KillTask(tids[0], "a1") in out and job.state is S.RESTARTING
     out = core.handle(ev.StatusUpdate(update(tids[0], "TASK_KILLING", "a1")), 5)
     assert not [i for i in out if isinstance(i, ev.KillTask)]  # already being killed: not asked again
+
+
+# --- agents whose containers cannot run (Apache Mesos keeps offering an agent whose engine is dead) ---
+
+ENGINE_GONE = ("Failed to launch container: Failed to run 'docker -H unix:///run/n1/docker.sock pull singa:latest': "
+               "exited with status 1; stderr='Cannot connect to the Docker daemon at unix:///run/n1/docker.sock.'")
+
+
+@pytest.mark.parametrize("state, reason, message", [
+    pytest.param("TASK_FAILED", "", "Container exited with status 125", id="docker-run-failed-real-mesos"),
+    pytest.param("TASK_FAILED", "REASON_CONTAINER_LAUNCH_FAILED", ENGINE_GONE, id="launch-failed-real-mesos"),
+    pytest.param("TASK_FAILED", "REASON_EXECUTOR_TERMINATED", "the Docker engine stopped answering",
+                 id="engine-died-ours"),
+])
+def test_a_restart_avoids_the_agent_whose_containers_failed_to_run(core, state, reason, message) -> None:
+    launched(core, DOWNPOUR, agents=("a1", "a2", "a3"))
+    job = core.jobs["j1"]
+    on_a1 = next(t for t in job.tasks.values() if t.agent_id == "a1")
+    for t in job.tasks.values():
+        core.handle(ev.StatusUpdate(update(t.task_id, "TASK_RUNNING", t.agent_id)), 2)
+    core.handle(ev.StatusUpdate(update(on_a1.task_id, state, "a1", reason, message)), 3)
+    for t in job.live_tasks():
+        core.handle(ev.StatusUpdate(update(t.task_id, "TASK_KILLED", t.agent_id)), 4)
+    core.handle(ev.Tick(7), 7)
+    assert job.state is S.WAITING and job.restarts == 1
+    # a1 still offers (Apache Mesos does not know its engine is dead): declined for as long as it is set aside
+    out = core.handle(ev.OffersReceived((offer("a1", cpus=8), offer("a2", cpus=8), offer("a3", cpus=8))), 8)
+    declined = [d for d in of(out, ev.Decline) if len(d.offer_ids) == 1 and d.refuse_seconds > 5]
+    assert declined and 20 < declined[0].refuse_seconds <= 30
+    assert {a.agent_id for a in of(out, ev.Accept)} == {"a2", "a3"}
+
+
+def test_a_set_aside_agent_is_named_while_a_job_waits_and_is_used_again_later(core) -> None:
+    tids = launched(core, agents=("a1",))
+    core.handle(ev.StatusUpdate(update(tids[0], "TASK_FAILED", "a1", "REASON_CONTAINER_LAUNCH_FAILED", ENGINE_GONE)), 2)
+    core.handle(ev.Tick(5), 5)
+    out = core.handle(ev.OffersReceived((offer("a1", cpus=8),)), 5)
+    job = core.jobs["j1"]
+    assert not of(out, ev.Accept) and job.state is S.WAITING
+    assert "not placing on agents whose containers failed to run: a1: Failed to launch" in job.waiting_reason
+    out = core.handle(ev.OffersReceived((offer("a1", cpus=8),)), 33)  # 30 s later it is tried again
+    (accept,) = of(out, ev.Accept)
+    assert accept.agent_id == "a1"
+    core.handle(ev.StatusUpdate(update(accept.tasks[0]["task_id"]["value"], "TASK_RUNNING", "a1")), 34)
+    assert core.agent_backoff.avoided(34) == {}  # a task runs there: trusted again
+
+
+@pytest.mark.parametrize("state, reason, message", [
+    pytest.param("TASK_FAILED", "REASON_COMMAND_EXECUTOR_FAILED", "Container exited with status 1", id="runtime-error"),
+    pytest.param("TASK_FAILED", "", "Container exited with status 3", id="lost-peer"),
+    pytest.param("TASK_KILLED", "", "Container exited with status 137", id="killed"),
+    pytest.param("TASK_LOST", "REASON_AGENT_REMOVED", "Agent removed", id="agent-gone-mesos-stops-offering-it"),
+])
+def test_failures_of_the_task_itself_do_not_set_its_agent_aside(core, state, reason, message) -> None:
+    tids = launched(core, agents=("a1",))
+    core.handle(ev.StatusUpdate(update(tids[0], "TASK_RUNNING", "a1")), 2)
+    core.handle(ev.StatusUpdate(update(tids[0], state, "a1", reason, message)), 3)
+    assert core.agent_backoff.avoided(3) == {}
+
+
+def test_set_aside_time_doubles_with_each_failure_up_to_five_minutes() -> None:
+    from scylla_singa.framework.agent_backoff import AgentBackoff
+    b = AgentBackoff()
+    assert [b.failed("a1", "h1", 0.0, "x") for _ in range(6)] == [30, 60, 120, 240, 300, 300]
+    assert b.avoided(299.0) == {"a1": 1.0} and b.avoided(300.0) == {}
+    b.succeeded("a1")
+    assert b.failed("a1", "h1", 0.0, "x") == 30

@@ -45,8 +45,8 @@ def test_taskinfo_maps_to_what_mesos_docker_containerizer_understands() -> None:
     assert c["type"] == "DOCKER" and c["docker"]["image"] == "singa:latest" and c["docker"]["network"] == "USER"
     assert "privileged" not in c["docker"] or c["docker"]["privileged"] is False
     assert c["hostname"] == "dp-1-proc-4" and c["volumes"] == [dict(v) for v in ARTIFACTS.volumes]
-    assert task["command"]["value"] == ("exec singa -conf ./job.conf -procs_id 4 -cluster ./cluster.json "
-                                        "-workspace /workspace -resume")
+    assert task["command"]["value"] == ("exec singa -conf /mnt/scylla/job.conf -procs_id 4 "
+                                        "-cluster /mnt/scylla/cluster.json -workspace /workspace -resume")
     assert task["kill_policy"]["grace_period"]["nanoseconds"] == 10 * 10**9
 
 
@@ -118,8 +118,11 @@ def test_volume_delivery_writes_files_read_only_and_a_writable_workspace(tmp_pat
     art = d.prepare("j1", {"job.conf": b"x", "cluster.json": cluster_file("j1", plan)}, "scylla-j1")
     assert json.loads((tmp_path / "jobs/j1/cluster.json").read_text())["procs"][2] == \
         {"id": 2, "host": "j1-proc-2", "port": 6723}
-    assert {v["container_path"]: v["mode"] for v in art.volumes} == \
-        {"job.conf": "RO", "cluster.json": "RO", "/workspace": "RW"}
+    # The job files at absolute paths outside the sandbox (a Mesos sandbox is 0750 root), from the host's copies.
+    assert {v["container_path"]: (v["host_path"], v["mode"]) for v in art.volumes} == {
+        "/mnt/scylla/job.conf": (str(tmp_path / "jobs/j1/job.conf"), "RO"),
+        "/mnt/scylla/cluster.json": (str(tmp_path / "jobs/j1/cluster.json"), "RO"),
+        "/workspace": (str(tmp_path / "jobs/j1/workspace"), "RW")}
     assert stat.S_IMODE(os.stat(tmp_path / "jobs/j1/workspace").st_mode) & 0o777 == 0o777
     (tmp_path / "jobs/j1/workspace/ckpt").write_text("c")
     d.cleanup("j1", keep_workspace=True)
@@ -160,15 +163,20 @@ class FakeWebHdfs:
         self.calls.append(("DELETE", path, None))
 
 
-def test_hdfs_delivery_uploads_and_hands_uris_to_the_fetcher() -> None:
+def test_hdfs_delivery_uploads_and_hands_webhdfs_uris_to_the_fetcher() -> None:
     d = HdfsDelivery("http://nn.example:9870")
     d.client = FakeWebHdfs()
     art = d.prepare("j1", {"job.conf": b"conf", "cluster.json": b"{}"}, "scylla-j1")
     assert d.client.calls == [("MKDIRS", "/scylla/j1/workspace", None), ("CREATE", "/scylla/j1/job.conf", b"conf"),
                               ("CREATE", "/scylla/j1/cluster.json", b"{}")]
-    assert [u["value"] for u in art.uris] == ["hdfs://nn.example:8020/scylla/j1/job.conf",
-                                              "hdfs://nn.example:8020/scylla/j1/cluster.json"]
-    assert all(u["extract"] is False for u in art.uris)
+    # http:// URIs a stock Mesos fetcher downloads itself (hdfs:// would need Hadoop on every agent).
+    assert [(u["value"], u["output_file"]) for u in art.uris] == [
+        ("http://nn.example:9870/webhdfs/v1/scylla/j1/job.conf?op=OPEN&user.name=scylla", "job.conf"),
+        ("http://nn.example:9870/webhdfs/v1/scylla/j1/cluster.json?op=OPEN&user.name=scylla", "cluster.json")]
+    assert all(u["extract"] is False and u["cache"] is False for u in art.uris)
+    # The fetched copies (relative host paths: in the sandbox) mounted where the non-root task reads them.
+    assert [(v["host_path"], v["container_path"], v["mode"]) for v in art.volumes] == [
+        ("job.conf", "/mnt/scylla/job.conf", "RO"), ("cluster.json", "/mnt/scylla/cluster.json", "RO")]
     assert art.workspace == "hdfs://nn.example:8020/scylla/j1/workspace"
     assert dict(art.env) == {"SCYLLA_WEBHDFS_URL": "http://nn.example:9870"}
     d.client.calls.clear()

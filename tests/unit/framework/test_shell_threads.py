@@ -58,6 +58,9 @@ class StandInDriver:
     def stop(self, failover: bool = False) -> None:
         pass
 
+    def join(self) -> None:
+        pass
+
     def _post(self, what: str) -> None:
         self.gate.pass_through()
         self.calls.append(what)

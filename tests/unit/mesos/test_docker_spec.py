@@ -34,7 +34,8 @@ def test_basic_mapping(tmp_path) -> None:
     assert s.cpu_shares == 512 and s.mem_limit == 32 * 1024 * 1024  # max(mem, 32 MB)
     assert s.environment == {"MESOS_TASK_ID": "t1", "MESOS_FRAMEWORK_ID": "fw", "MESOS_AGENT_ID": "ag",
                              "A": "1", "MESOS_SANDBOX": SANDBOX_MOUNT}
-    assert s.volumes == {str(tmp_path): {"bind": SANDBOX_MOUNT, "mode": "rw"}} and s.working_dir == SANDBOX_MOUNT
+    assert s.volumes == {str(tmp_path): {"bind": SANDBOX_MOUNT, "mode": "rw"}}
+    assert s.working_dir is None and "working_dir" not in s.create_kwargs()  # the image's, as under Mesos
     assert s.labels == {"scylla.managed": "true", "scylla.agent": "ag", "scylla.task": "t1", "scylla.framework": "fw"}
     kw = s.create_kwargs()
     assert kw["network_mode"] == "bridge" and kw["privileged"] is False and kw["name"] == "mesos-cid"

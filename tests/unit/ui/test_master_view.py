@@ -8,6 +8,7 @@ from scylla_singa.ui.master_view import (MAX_TASKS, agent_address, cluster_metri
                                          resource_names, shares, task_rows)
 from scylla_singa.ui.prometheus import render
 from .builders import framework, slave, state, task
+from tests.support.recorded_mesos import recorded
 from tests.support.prometheus_text import parse_exposition
 
 TOTAL = {"cpus": 4.0, "mem": 8192.0, "disk": 10000.0}
@@ -108,12 +109,31 @@ def test_active_tasks_keep_a_job_together_in_process_order() -> None:
     assert [r["id"] for r in task_rows(s)] == ["job.proc-1.a1", "job.proc-2.a1", "job.proc-10.a1"]
 
 
-def test_task_reason_and_message_are_carried() -> None:
+def test_task_reason_and_message_come_from_get_tasks_not_from_master_state() -> None:
     s = state([slave("S1", "a", TOTAL)], [framework("F", "f", {}, completed=[
-        task("t", "S1", "TASK_FAILED", reason="REASON_COMMAND_EXECUTOR_FAILED", message="exited with status 3")])])
-    row = task_rows(s)[0]
+        task("t", "S1", "TASK_FAILED", reason="stale", message="stale")])])
+    get_tasks = {"type": "GET_TASKS", "get_tasks": {"completed_tasks": [
+        {"task_id": {"value": "t"}, "framework_id": {"value": "F"}, "state": "TASK_FAILED",
+         "statuses": [{"state": "TASK_STARTING"}, {"state": "TASK_FAILED", "reason": "REASON_COMMAND_EXECUTOR_FAILED",
+                                                   "message": "exited with status 3"}]}]}}
+    row = task_rows(s, get_tasks=get_tasks)[0]
     assert (row["state"], row["reason"], row["message"], row["active"]) == \
         ("TASK_FAILED", "REASON_COMMAND_EXECUTOR_FAILED", "exited with status 3", False)
+    assert (task_rows(s)[0]["reason"], task_rows(s)[0]["message"]) == ("", "")  # none without GET_TASKS
+
+
+def test_the_page_shows_reasons_and_messages_of_a_real_mesos_from_its_get_tasks() -> None:
+    """Apache Mesos 1.12's recorded answers: /master/state carries no reason or message at all."""
+    real_state = recorded("master/state.after.json")["response"]["body"]
+    real_tasks = recorded("operator/GET_TASKS.after.json")["response"]["body"]
+    statuses = [st for f in real_state["frameworks"] + real_state["completed_frameworks"]
+                for t in f["tasks"] + f["completed_tasks"] for st in t["statuses"]]
+    assert statuses and not any("reason" in st or "message" in st for st in statuses)
+    rows = {r["id"].split("-", 2)[2]: r for r in cluster_view(real_state, {}, 0.0, real_tasks)["tasks"]}
+    assert rows["hdfs-uri"]["reason"] == "REASON_CONTAINER_LAUNCH_FAILED"
+    assert rows["hdfs-uri"]["message"].startswith("Failed to launch container: Failed to fetch all URIs")
+    assert (rows["volume-relative"]["state"], rows["volume-relative"]["message"]) == \
+        ("TASK_FAILED", "Container exited with status 1")
 
 
 def test_prometheus_families_parse_and_carry_the_cluster() -> None:
