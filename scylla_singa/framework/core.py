@@ -28,7 +28,7 @@ from . import core_events as ev
 from .job_lifecycle import JobEvent as JE, advance
 from .model import ENDED_TASK_STATES, Job, JobSpec, JobState as S, TaskRecord
 from .offers import agent_views, role_of
-from .retry import classify_failure
+from .retry import classify_failure, launch_refused
 from .taskinfo import build_task
 
 
@@ -192,7 +192,7 @@ class FrameworkCore:
         return out
 
     def _expecting_offers(self) -> bool:
-        return any(j.state is S.BACKOFF for j in self.jobs.values())
+        return any(j.state in (S.BACKOFF, S.RELAUNCHING) for j in self.jobs.values())
 
     def _launch(self, job: Job, placed: Placed) -> list[ev.Instruction]:
         job.attempt += 1
@@ -252,6 +252,8 @@ class FrameworkCore:
                     advance(job, JE.ALL_FINISHED, "every process finished", self.now)
                     return [ev.JobEnded(job.job_id)]
                 return []
+            if record.terminal and job.state is S.LAUNCHING and launch_refused(record):
+                return self._launch_refused(job, record)
             if record.terminal:
                 return self._process_failed(job, record)
             if job.state is S.LAUNCHING and all(t.state == "TASK_RUNNING" or t.state == "TASK_FINISHED"
@@ -263,6 +265,21 @@ class FrameworkCore:
         alive = not record.terminal and record.state != "TASK_KILLING"
         revived = [ev.KillTask(record.task_id, record.agent_id)] if alive else []
         return revived + self._settle(job)
+
+    def _launch_refused(self, job: Job, record: TaskRecord) -> list[ev.Instruction]:
+        """The master refused a launch (an offer rescinded or already used): stop the rest, place again at once.
+
+        Nothing failed, so no restart is used and there is no backoff (Nomad's plan
+        applied in part: retry on fresh state). The tasks of the gang that did
+        launch on other agents are killed first: a gang runs whole or not at all.
+        The master refuses a whole ACCEPT (one per agent), so the other tasks on
+        this task's agent get the same answer: they are not killed.
+        """
+        why = f"launch refused, placing the gang again: process {record.proc} on {record.hostname}: " \
+              f"{record.state} - {record.reason}{', ' + record.message if record.message else ''}"
+        advance(job, JE.LAUNCH_REFUSED, why, self.now)
+        kills = [k for k in self._kill_live(job) if k.agent_id != record.agent_id]
+        return kills + self._settle(job)
 
     def _process_failed(self, job: Job, record: TaskRecord) -> list[ev.Instruction]:
         verdict = classify_failure(record)
@@ -284,9 +301,12 @@ class FrameworkCore:
         return [ev.KillTask(t.task_id, t.agent_id) for t in job.live_tasks()]
 
     def _settle(self, job: Job) -> list[ev.Instruction]:
-        """Finish RESTARTING/FAILING/KILLING once every task of the attempt is terminal."""
+        """Finish RESTARTING/RELAUNCHING/FAILING/KILLING once every task of the attempt is terminal."""
         if job.live_tasks():
             return []
+        if job.state is S.RELAUNCHING:
+            advance(job, JE.ATTEMPT_ENDED, "the refused launch's tasks are gone; placing the gang again", self.now)
+            return [ev.Persist(job.job_id)] + self._wake()
         if job.state is S.RESTARTING:
             delay = min(self.config.backoff_max_s, self.config.backoff_base_s * 2 ** (job.restarts - 1))
             job.not_before = self.now + delay
@@ -308,7 +328,7 @@ class FrameworkCore:
             if job.state is S.BACKOFF and self.now >= job.not_before:
                 advance(job, JE.BACKOFF_OVER, f"restart {job.restarts}", self.now)
                 out += [ev.Persist(job.job_id)] + self._wake()
-            elif job.state in (S.RESTARTING, S.FAILING, S.KILLING) and self.now >= job.kill_deadline:
+            elif job.state in (S.RESTARTING, S.RELAUNCHING, S.FAILING, S.KILLING) and self.now >= job.kill_deadline:
                 for t in job.live_tasks():
                     t.state, t.message = "TASK_LOST", "no terminal update after kill; given up on it"
                 out += self._settle(job)

@@ -303,3 +303,71 @@ def test_an_unreachable_task_that_comes_back_while_its_gang_restarts_is_killed(c
     assert ev.KillTask(tids[0], "a1") in out and job.state is S.RESTARTING
     out = core.handle(ev.StatusUpdate(update(tids[0], "TASK_KILLING", "a1")), 5)
     assert not [i for i in out if isinstance(i, ev.KillTask)]  # already being killed: not asked again
+
+
+# A launch the master refused because an offer of its ACCEPT was rescinded or already used: Mesos's
+# master answers each task of it with TASK_LOST (TASK_DROPPED for a PARTITION_AWARE framework) and
+# REASON_INVALID_OFFERS. Nothing failed: the gang waits again and is placed at once, no restart used.
+@pytest.mark.parametrize("state, agents, refused_on", [
+    pytest.param("TASK_LOST", ("a1",), "a1", id="lost-whole-gang-on-one-agent"),
+    pytest.param("TASK_DROPPED", ("a1",), "a1", id="dropped-whole-gang-on-one-agent"),
+    pytest.param("TASK_LOST", ("a1", "a2", "a3"), "a2", id="lost-one-agent-of-three"),
+    pytest.param("TASK_DROPPED", ("a1", "a2", "a3"), "a3", id="dropped-one-agent-of-three"),
+])
+def test_a_launch_refused_for_invalid_offers_places_the_gang_again_without_a_restart(
+        core, state, agents, refused_on) -> None:
+    launched(core, DOWNPOUR, agents=agents, max_restarts=0)
+    job = core.jobs["j1"]
+    refused = sorted(t.task_id for t in job.tasks.values() if t.agent_id == refused_on)
+    launched_elsewhere = sorted(t.task_id for t in job.tasks.values() if t.agent_id != refused_on)
+    for tid in launched_elsewhere:
+        core.handle(ev.StatusUpdate(update(tid, "TASK_RUNNING", job.tasks[tid].agent_id)), 2)
+    kills: list[str] = []
+    for tid in refused:
+        out = core.handle(ev.StatusUpdate(update(tid, state, "", "REASON_INVALID_OFFERS",
+                                                 "Task launched with invalid offers: Offer o-1 is no longer valid")), 3)
+        kills += [k.task_id for k in of(out, ev.KillTask)]
+    assert sorted(kills) == launched_elsewhere  # a gang runs whole or not at all
+    for tid in launched_elsewhere:
+        out = core.handle(ev.StatusUpdate(update(tid, "TASK_KILLED", job.tasks[tid].agent_id)), 4)
+    assert job.state is S.WAITING and job.restarts == 0 and job.restart_reasons == []
+    assert job.not_before == 0.0 and "JobEnded" not in kinds(out) and job.failure == ""
+    assert any("launch refused" in why for _, _, why in job.history)
+    out = core.handle(ev.OffersReceived(tuple(offer(a, cpus=8) for a in ("a1", "a2", "a3"))), 4)  # no backoff
+    assert sum(len(a.tasks) for a in of(out, ev.Accept)) == 6
+    assert job.state is S.LAUNCHING and job.attempt == 2
+
+
+def test_a_launch_refused_while_no_other_offers_are_held_revives_them(core) -> None:
+    launched(core, DOWNPOUR, agents=("a1",), max_restarts=0)
+    assert core.suppressed  # nothing waited after the launch
+    job = core.jobs["j1"]
+    out: list = []
+    for tid in list(job.tasks):
+        out += core.handle(ev.StatusUpdate(update(tid, "TASK_LOST", "", "REASON_INVALID_OFFERS")), 2)
+    assert job.state is S.WAITING and "Revive" in kinds(out)
+
+
+@pytest.mark.parametrize("state, reason", [
+    pytest.param("TASK_LOST", "REASON_AGENT_REMOVED", id="lost-agent-removed"),
+    pytest.param("TASK_DROPPED", "REASON_AGENT_DISCONNECTED", id="dropped-agent-disconnected"),
+    pytest.param("TASK_FAILED", "REASON_INVALID_OFFERS", id="failed-is-never-a-refused-launch"),
+])
+def test_other_lost_or_dropped_launches_still_use_a_restart(core, state, reason) -> None:
+    tids = launched(core, max_restarts=1)
+    core.handle(ev.StatusUpdate(update(tids[0], state, "a1", reason)), 2)
+    job = core.jobs["j1"]
+    assert job.state is S.BACKOFF and job.restarts == 1
+
+
+def test_a_user_kill_while_relaunching_stops_the_job(core) -> None:
+    launched(core, DOWNPOUR, agents=("a1", "a2", "a3"), max_restarts=0)
+    job = core.jobs["j1"]
+    refused = [t.task_id for t in job.tasks.values() if t.agent_id == "a1"]
+    core.handle(ev.StatusUpdate(update(refused[0], "TASK_LOST", "", "REASON_INVALID_OFFERS")), 2)
+    assert job.state is S.RELAUNCHING
+    core.handle(ev.KillJob("j1"), 3)
+    assert job.state is S.KILLING
+    for t in list(job.tasks.values()):
+        out = core.handle(ev.StatusUpdate(update(t.task_id, "TASK_KILLED", t.agent_id)), 4)
+    assert job.state is S.KILLED and "JobEnded" in kinds(out)
