@@ -9,7 +9,6 @@ view's routes (scylla_singa.ui.job_view). The framework imports none of them.
 from __future__ import annotations
 
 import json
-import logging
 import socket
 import sys
 import time
@@ -23,6 +22,7 @@ from rich.table import Table
 from scylla_singa.cluster.state import local_cluster
 from scylla_singa.common.home import allowed_roots, scylla_home
 from scylla_singa.contracts import DEFAULT_COMMAND
+from scylla_singa.framework.log_routing import framework_log_file, route_logs
 from scylla_singa.framework.mesos_http import MesosHttp, MesosHttpError
 from scylla_singa.framework.session import RunOptions, SessionWiring, UsageError, job_summary, resume_jobs, run_jobs
 from scylla_singa.framework.store import JobStore
@@ -68,7 +68,9 @@ def run_options(f):
         click.option("--json", "as_json", is_flag=True, help="Print one JSON object per job as the last stdout lines."),
         click.option("--linger", type=Duration(), default="0s", show_default=True,
                      help="Keep the job view and an embedded master's web UI up this long after the jobs end."),
-        click.option("-v", "--verbose", is_flag=True, help="Log the framework's decisions."),
+        click.option("-v", "--verbose", is_flag=True,
+                     help="Log the framework's decisions and pymesos's connection chatter in the terminal too "
+                          "(everything, tracebacks included, always goes to $SCYLLA_HOME/framework.log)."),
     ]
     for option in reversed(options):
         f = option(f)
@@ -76,8 +78,7 @@ def run_options(f):
 
 
 def _opts(kw: dict) -> RunOptions:
-    logging.basicConfig(level=logging.INFO if kw.pop("verbose") else logging.WARNING,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    route_logs(framework_log_file(), verbose=kw.pop("verbose"))
     return RunOptions(image=kw["image"], master=kw["master"], policy=kw["policy"], deliver=kw["deliver"],
                       hdfs=kw["hdfs"], volume_root=kw["volume_root"], max_restarts=kw["max_restarts"],
                       gang_timeout_s=kw["gang_timeout"], connect_timeout_s=kw["connect_timeout"], cpus=kw["cpus"],

@@ -172,7 +172,7 @@ class Session:
         self.api_url = f"http://{advertise}:{port}"
         core = FrameworkCore(CoreConfig(gang_timeout_s=opts.gang_timeout_s, kill_grace_s=opts.kill_grace_s,
                                         progress_url=f"{self.api_url}/progress"))
-        self.shell = FrameworkShell(core, self.store, delivery, manager, self.book)
+        self.shell = FrameworkShell(core, self.store, delivery, manager, self.book, notify=self._tell)
         for job in adopt:
             self.shell.adopt(job)
         self.shell.start(master, framework_id, user=pwd.getpwuid(os.getuid()).pw_name,
@@ -185,6 +185,10 @@ class Session:
         fid = self.shell.driver.framework_id
         self.store.set_meta(f"api:{fid}", f"http://127.0.0.1:{port}")
         self.store.set_meta(f"master:{fid}", self.shell.master_address() or master)
+
+    def _tell(self, line: str) -> None:
+        """One line for the user about the master link (printed above the progress bars)."""
+        self.console.print(line, markup=False, highlight=False)
 
     def _start_api(self, framework_id: str | None) -> ApiServer:
         """Serve the API, on the port the framework had before when it is resumed.

@@ -43,6 +43,7 @@ from .model import Job, JobSpec, JobState
 from .progress_book import ProgressBook
 from .results import collect_result
 from .store import JobStore
+from .subscription_watch import SubscriptionWatch
 
 log = logging.getLogger("scylla_singa.framework")
 FAILOVER_TIMEOUT_S = 7 * 24 * 3600.0
@@ -51,8 +52,13 @@ FAILOVER_TIMEOUT_S = 7 * 24 * 3600.0
 class FrameworkShell(Scheduler):
     def __init__(self, core: FrameworkCore, store: JobStore, delivery: Delivery,
                  docker_manager: docker.DockerClient | None, book: ProgressBook,
-                 clock: Callable[[], float] = time.time, tick_s: float = 0.5, io_workers: int = 4) -> None:
+                 clock: Callable[[], float] = time.time, tick_s: float = 0.5, io_workers: int = 4,
+                 notify: Callable[[str], None] = log.warning) -> None:
+        """`notify` tells the user what happened to the master link, one line per event (the terminal)."""
         self.core, self.store, self.delivery, self.docker = core, store, delivery, docker_manager
+        self.notify = notify
+        self.watch = SubscriptionWatch(follows_leader=False)
+        self._stopping = False
         self.book, self.clock, self.tick_s = book, clock, tick_s
         self.driver: MesosSchedulerDriver | None = None
         self.master_uri = ""
@@ -82,6 +88,7 @@ class FrameworkShell(Scheduler):
         if framework_id:
             info["id"] = {"value": framework_id}
         self.master_uri = master
+        self.watch = SubscriptionWatch(follows_leader=master.startswith(("zk://", "zoo://")))
         self.driver = driver_class(self, info, master, use_addict=False, failover=True,
                                    principal=principal, secret=secret)
         self._worker = threading.Thread(target=self._work, name="scylla-framework", daemon=True)
@@ -90,6 +97,7 @@ class FrameworkShell(Scheduler):
 
     def stop(self, teardown: bool) -> None:
         """Stop the driver; with `teardown`, unregister (Mesos kills whatever still runs)."""
+        self._stopping = True  # the stream the driver closes now is not a lost master
         if self.driver is not None:
             try:
                 self.driver.stop(failover=not teardown)
@@ -247,13 +255,17 @@ class FrameworkShell(Scheduler):
 
     def registered(self, driver, framework_id, master_info) -> None:
         self._queue(lambda: ev.Registered(framework_id["value"]), registered=True)
+        self._tell(lambda: self.watch.subscribed(driver.master, self.clock()))
 
     def reregistered(self, driver, master_info) -> None:
         self._queue(lambda: ev.Registered(driver.framework_id), registered=True)
+        self._tell(lambda: self.watch.subscribed(driver.master, self.clock()))
 
     def disconnected(self, driver) -> None:
         self.subscribed.clear()
         self._queue(ev.Disconnected)
+        if not self._stopping:
+            self._tell(lambda: self.watch.lost(driver.master, self.clock()))
 
     def resourceOffers(self, driver, offers) -> None:
         self._queue(lambda: ev.OffersReceived(tuple(offers)))
@@ -274,6 +286,15 @@ class FrameworkShell(Scheduler):
         log.error("master says: %s", message)
         self.fatal = message
         self.subscribed.clear()
+
+    def _tell(self, line: Callable[[], str | None]) -> None:
+        """Tell the user `line()` if it says anything; never raise into pymesos."""
+        try:
+            text = line()
+            if text:
+                self.notify(text)
+        except Exception:  # noqa: BLE001
+            log.exception("telling the user about the master link")
 
     def _queue(self, make: Callable[[], ev.Event], registered: bool = False) -> None:
         """Put the callback's event on the queue; nothing else (the event thread records the framework id)."""
