@@ -235,7 +235,7 @@ def logs(job: str, proc: int, stream: str, follow: bool) -> None:
     if task is None:
         raise click.ClickException(f"{job_id} has no task for process {proc} (yet)")
     fid = next((f for j, _, f, _ in store.jobs() if j == job_id), None)
-    master = store.get_meta(f"master:{fid}")
+    master = store.get_meta(JobStore.leader_key(fid))
     try:
         mesos = MesosHttp(master)
         url = mesos.agent_url(task.agent_id)

@@ -184,7 +184,8 @@ class Session:
                              f"{opts.connect_timeout_s:g}s{why}; check --master and that the master is up")
         fid = self.shell.driver.framework_id
         self.store.set_meta(f"api:{fid}", f"http://127.0.0.1:{port}")
-        self.store.set_meta(f"master:{fid}", self.shell.master_address() or master)
+        self.store.set_meta(JobStore.leader_key(fid), self.shell.master_address() or master)
+        self.store.set_meta(JobStore.master_url_key(fid), master)
 
     def _tell(self, line: str) -> None:
         """One line for the user about the master link (printed above the progress bars)."""
@@ -399,7 +400,8 @@ def resume_jobs(job_prefix: str | None, opts: RunOptions, wiring: SessionWiring 
     fid = _framework_of(session.store, live[0].job_id)
     live = [j for j in live if _framework_of(session.store, j.job_id) == fid]
     if not opts.master:
-        opts.master = session.store.get_meta(f"master:{fid}")
+        opts.master = session.store.get_meta(JobStore.master_url_key(fid)) or \
+            session.store.get_meta(JobStore.leader_key(fid))
     try:
         session.open(framework_id=fid, adopt=live)
         console.print(f"resumed framework {fid}: {', '.join(j.job_id for j in live)}")

@@ -149,6 +149,8 @@ class FrameworkShell(Scheduler):
                     instructions = self.core.handle(event, self.clock())
                 if type(event) is ev.Registered and event.framework_id:
                     self.store.set_meta("framework_id", event.framework_id)
+                    if self.master_address():  # the leader now: `ui` and `logs` read it after a failover
+                        self.store.set_meta(JobStore.leader_key(event.framework_id), self.master_address())
                 for ins in instructions:
                     self._do(ins)
             except Exception:  # noqa: BLE001 - one bad event must not stop the framework

@@ -57,7 +57,17 @@ class JobStore:
             self._local.conn = conn
         return conn
 
-    # --- framework id -----------------------------------------------------------
+    # --- framework id and where its master is -------------------------------------
+
+    @staticmethod
+    def leader_key(framework_id: str | None) -> str:
+        """Meta key of the address of the master the framework last (re)subscribed to: the leader then."""
+        return f"master:{framework_id}"
+
+    @staticmethod
+    def master_url_key(framework_id: str | None) -> str:
+        """Meta key of --master as the user gave it (a zk:// URL names no master: it finds the leader)."""
+        return f"master_url:{framework_id}"
 
     def get_meta(self, key: str) -> str | None:
         row = self._db().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()

@@ -24,6 +24,8 @@ def test_a_master_restart_prints_lost_then_resubscribed_and_no_traceback(cluster
         assert lines[0] == f"master {address} lost; reconnecting ..."
         assert re.fullmatch(rf"re-subscribed to {re.escape(address)} in \d+\.\d s", lines[1]), lines
         assert len(lines) == 2  # one line per event, however often pymesos retried
+        fid = h.shell.driver.framework_id  # `ui` and `logs` read where the master is now from the store
+        wait_until(lambda: h.store.get_meta(h.store.leader_key(fid)) == address, 10, "the leader recorded")
         terminal = capfd.readouterr().err
         assert "Traceback" not in terminal and "pymesos" not in terminal, terminal
     finally:
