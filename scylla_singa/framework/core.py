@@ -28,6 +28,7 @@ from . import core_events as ev
 from .job_lifecycle import JobEvent as JE, advance
 from .model import ENDED_TASK_STATES, Job, JobSpec, JobState as S, TaskRecord
 from .offers import agent_views, role_of
+from .one_machine_hint import one_machine_hint
 from .retry import classify_failure, launch_refused
 from .taskinfo import build_task
 
@@ -42,6 +43,7 @@ class CoreConfig:
     kill_grace_s: float = 10.0
     kill_timeout_s: float = 60.0      # after this, a task we killed counts as gone
     progress_url: str | None = None
+    one_machine: bool = False          # the cluster is this machine's embedded agent: say how to run anyway
 
 
 @dataclass
@@ -125,7 +127,9 @@ class FrameworkCore:
         if e.cluster is not None:
             never = place(job.plan, e.cluster, self.policy(job.spec.policy))
             if isinstance(never, NotPlaced):
-                job.failure = f"can never fit this cluster: {never.summary()}"
+                hint = one_machine_hint(job.spec, job.plan, e.cluster, self.policy(job.spec.policy)) \
+                    if self.config.one_machine else ""
+                job.failure = f"can never fit this cluster: {never.summary()}" + (f"; {hint}" if hint else "")
                 advance(job, JE.NEVER_FITS, job.failure, self.now)
                 return [ev.Persist(job.job_id), ev.JobEnded(job.job_id)]
         advance(job, JE.PREPARED, "prepared", self.now)

@@ -157,6 +157,7 @@ class Session:
         self.store = JobStore(scylla_home() / "framework.sqlite")
         self.book = ProgressBook()
         self.shell: FrameworkShell | None = None
+        self.embedded = False  # runs on an embedded master and agent of its own (this machine)
 
     def open(self, framework_id: str | None = None, adopt: list[Job] = ()) -> None:
         """Connect everything. Jobs to `adopt` are handed to the core before the
@@ -171,7 +172,7 @@ class Session:
         self.stack.callback(api.stop)
         self.api_url = f"http://{advertise}:{port}"
         core = FrameworkCore(CoreConfig(gang_timeout_s=opts.gang_timeout_s, kill_grace_s=opts.kill_grace_s,
-                                        progress_url=f"{self.api_url}/progress"))
+                                        progress_url=f"{self.api_url}/progress", one_machine=self.embedded))
         self.shell = FrameworkShell(core, self.store, delivery, manager, self.book, notify=self._tell)
         for job in adopt:
             self.shell.adopt(job)
@@ -253,6 +254,7 @@ class Session:
             raise UsageError("no master to run on: give --master HOST:PORT or zk://HOST:2181/mesos")
         embedded = self.wiring.start_embedded(self.opts)
         self.stack.callback(embedded.stop)
+        self.embedded = True
         self.console.print(f"started an embedded Mesos master at {embedded.master_address} with one agent")
         return embedded.master_address
 

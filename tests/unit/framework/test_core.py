@@ -10,6 +10,10 @@ from scylla_singa.framework.core import CoreConfig, FrameworkCore
 from scylla_singa.common.transition_table import InvalidTransition
 from scylla_singa.framework.job_lifecycle import JobEvent, advance
 from scylla_singa.framework.model import JobState as S
+from scylla_singa.jobconf.parse import parse_job_text
+from scylla_singa.jobconf.plan import plan_job
+from scylla_singa.placement.place import Placed, place
+from scylla_singa.placement.policy import load_policy
 from scylla_singa.placement.resource_vector import ResourceVector
 from scylla_singa.placement.snapshot import AgentView
 from .builders import ARTIFACTS, offer, spec, submit_and_prepare, update
@@ -371,3 +375,38 @@ def test_a_user_kill_while_relaunching_stops_the_job(core) -> None:
     for t in list(job.tasks.values()):
         out = core.handle(ev.StatusUpdate(update(t.task_id, "TASK_KILLED", t.agent_id)), 4)
     assert job.state is S.KILLED and "JobEnded" in kinds(out)
+
+
+LAPTOP = (AgentView("a1", "laptop", ResourceVector(2, 16000)),)
+
+
+def _never_fits(one_machine: bool, cluster=LAPTOP, **kw) -> str:
+    core = FrameworkCore(CoreConfig(one_machine=one_machine))
+    core.handle(ev.Registered("fw"), 0)
+    submit_and_prepare(core, spec(DOWNPOUR, **kw), cluster=cluster)  # 6 processes of 1 cpu
+    job = core.jobs["j1"]
+    assert job.state is S.FAILED and "can never fit this cluster" in job.failure
+    return job.failure
+
+
+def test_on_the_embedded_agent_a_gang_short_of_cpus_is_told_the_flags_that_run_it_anyway() -> None:
+    failure = _never_fits(one_machine=True)
+    assert "this machine's embedded agent has 2 cpus and the job's 6 processes ask for 6 (memory fits)" in failure
+    assert "--cpus 0.33" in failure and '--agent-resources "cpus:6"' in failure
+    # each suggestion is one the job's policy places
+    s = spec(DOWNPOUR, cpus=0.33)
+    plan = plan_job(parse_job_text(s.conf_text, s.conf_path), s.plan_options)
+    assert isinstance(place(plan, LAPTOP, load_policy("spread")), Placed)
+    bigger = (AgentView("a1", "laptop", ResourceVector(6, 16000)),)
+    plan = plan_job(parse_job_text(spec(DOWNPOUR).conf_text, spec(DOWNPOUR).conf_path), spec(DOWNPOUR).plan_options)
+    assert isinstance(place(plan, bigger, load_policy("spread")), Placed)
+
+
+@pytest.mark.parametrize("one_machine, cluster, kw", [
+    pytest.param(False, LAPTOP, {}, id="a-real-cluster-gets-no-embedded-advice"),
+    pytest.param(True, (AgentView("a1", "laptop", ResourceVector(2, 400)),), {}, id="memory-short-too"),
+    pytest.param(True, (AgentView("a1", "n1", ResourceVector(2, 16000)), AgentView("a2", "n2", ResourceVector(2, 16000))),
+                 {}, id="more-than-one-agent"),
+])
+def test_no_run_anyway_hint_when_sharing_cpus_would_not_help(one_machine, cluster, kw) -> None:
+    assert "to run it here anyway" not in _never_fits(one_machine, cluster, **kw)
