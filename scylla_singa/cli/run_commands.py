@@ -179,12 +179,20 @@ def status(job: str, as_json: bool) -> None:
     summary = job_summary(record)
     progress = store.progress(record.job_id, limit=1)
     summary["last_progress"] = progress[-1] if progress else None
+    fid = next((f for j, _, f, _ in store.jobs() if j == record.job_id), None)
+    lost = store.master_lost_since(fid)
+    summary["task_states_confirmed"], summary["master_lost_at"] = lost is None, lost
     if as_json:
         click.echo(json.dumps(summary))
         return
     console = Console()
     console.print(f"[bold]{record.job_id}[/bold] ({record.plan.job}): {record.state.value}, "
                   f"policy {record.spec.policy}, restarts {record.restarts}/{record.spec.max_restarts}")
+    if lost is not None:
+        when = time.strftime("%H:%M:%S", time.localtime(lost))
+        console.print(f"task states unconfirmed: the framework lost the Mesos master at {when} "
+                      f"({time.time() - lost:.0f} s ago) and has not re-subscribed; the states below are the "
+                      "last the master reported (the job's own progress reports may be newer)", markup=False)
     if record.waiting_reason and record.state.value == "WAITING":
         console.print(f"waiting: {record.waiting_reason}")
     if record.failure:

@@ -147,8 +147,11 @@ class FrameworkShell(Scheduler):
             try:
                 with self.lock:
                     instructions = self.core.handle(event, self.clock())
+                if type(event) is ev.Disconnected and self.watch.lost_at is not None and self.core.framework_id:
+                    self.store.set_master_lost(self.core.framework_id, self.watch.lost_at)  # for `status`
                 if type(event) is ev.Registered and event.framework_id:
                     self.store.set_meta("framework_id", event.framework_id)
+                    self.store.set_master_lost(event.framework_id, None)
                     if self.master_address():  # the leader now: `ui` and `logs` read it after a failover
                         self.store.set_meta(JobStore.leader_key(event.framework_id), self.master_address())
                 for ins in instructions:
@@ -265,9 +268,9 @@ class FrameworkShell(Scheduler):
 
     def disconnected(self, driver) -> None:
         self.subscribed.clear()
-        self._queue(ev.Disconnected)
-        if not self._stopping:
+        if not self._stopping:  # first: the event thread reads when it was lost from the watch
             self._tell(lambda: self.watch.lost(driver.master, self.clock()))
+        self._queue(ev.Disconnected)
 
     def resourceOffers(self, driver, offers) -> None:
         self._queue(lambda: ev.OffersReceived(tuple(offers)))
