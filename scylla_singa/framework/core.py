@@ -241,22 +241,43 @@ class FrameworkCore:
             # still run behind a partition and come back: it is killed too.
             live = state == "TASK_UNREACHABLE" or state not in ENDED_TASK_STATES
             return [ev.KillTask(tid, agent)] if live else []
-        record.state = state
+        before, record.state = record.state, state
         record.reason = status.get("reason", "")
         record.message = status.get("message", "")
         record.agent_id = agent or record.agent_id
         record.updated_at = self.now
         record.ip = _ip_of(status) or record.ip
-        return self._after_task_change(job, record) + [ev.Persist(job.job_id)]
+        return self._after_task_change(job, record, before) + [ev.Persist(job.job_id)]
 
-    def _after_task_change(self, job: Job, record: TaskRecord) -> list[ev.Instruction]:
+    def _on_AcceptFailed(self, e: ev.AcceptFailed) -> list[ev.Instruction]:
+        """An ACCEPT that may never have reached the master: its tasks count as never launched.
+
+        They are killed anyway (the ACCEPT may have arrived and only its answer been lost), and
+        its offers declined (they go back to the master if it never used them).
+        """
+        out: list[ev.Instruction] = [ev.Decline(e.offer_ids, self.config.retry_refuse_seconds)]
+        for tid in e.task_ids:
+            parsed = parse_task_id(tid)
+            job = self.jobs.get(parsed[0]) if parsed else None
+            record = job.tasks.get(tid) if job else None
+            if record is None or record.terminal:
+                continue
+            out.append(ev.KillTask(tid, record.agent_id))
+            record.state, record.reason = "TASK_DROPPED", ""
+            record.message, record.updated_at = f"the ACCEPT launching it failed: {e.error}", self.now
+            refused = job.state is S.LAUNCHING
+            out += self._launch_refused(job, record) if refused else self._after_task_change(job, record)
+            out.append(ev.Persist(job.job_id))
+        return out
+
+    def _after_task_change(self, job: Job, record: TaskRecord, before: str = "") -> list[ev.Instruction]:
         if job.state in (S.LAUNCHING, S.RUNNING):
             if record.state == "TASK_FINISHED":
                 if all(t.state == "TASK_FINISHED" for t in job.tasks.values()):
                     advance(job, JE.ALL_FINISHED, "every process finished", self.now)
                     return [ev.JobEnded(job.job_id)]
                 return []
-            if record.terminal and job.state is S.LAUNCHING and launch_refused(record):
+            if record.terminal and job.state is S.LAUNCHING and launch_refused(record, before):
                 return self._launch_refused(job, record)
             if record.terminal:
                 return self._process_failed(job, record)
@@ -279,8 +300,9 @@ class FrameworkCore:
         The master refuses a whole ACCEPT (one per agent), so the other tasks on
         this task's agent get the same answer: they are not killed.
         """
+        detail = ", ".join(x for x in (record.reason, record.message) if x)
         why = f"launch refused, placing the gang again: process {record.proc} on {record.hostname}: " \
-              f"{record.state} - {record.reason}{', ' + record.message if record.message else ''}"
+              f"{record.state} - {detail}"
         advance(job, JE.LAUNCH_REFUSED, why, self.now)
         kills = [k for k in self._kill_live(job) if k.agent_id != record.agent_id]
         return kills + self._settle(job)
@@ -352,6 +374,7 @@ _ANY_TIME = {
     ev.Tick: FrameworkCore._on_Tick, ev.SubmitJob: FrameworkCore._on_SubmitJob,
     ev.AdoptJob: FrameworkCore._on_AdoptJob, ev.JobPrepared: FrameworkCore._on_JobPrepared,
     ev.JobPrepareFailed: FrameworkCore._on_JobPrepareFailed, ev.KillJob: FrameworkCore._on_KillJob,
+    ev.AcceptFailed: FrameworkCore._on_AcceptFailed,
 }
 _FROM_THE_MASTER = {
     ev.OffersReceived: FrameworkCore._on_OffersReceived, ev.OfferRescinded: FrameworkCore._on_OfferRescinded,

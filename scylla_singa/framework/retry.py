@@ -25,11 +25,18 @@ _CONFIG_EXIT = re.compile(r"(exit(ed)?( with)? (status|code) 2\b|exit code: 2\b|
 # unknown: TASK_LOST (TASK_DROPPED for a PARTITION_AWARE framework) with this reason, from the master.
 _REFUSED_LAUNCH_STATES = {"TASK_LOST", "TASK_DROPPED"}
 _INVALID_OFFERS = "REASON_INVALID_OFFERS"
+# What it answers an explicit reconciliation of a task it has never heard of (TASK_UNKNOWN when partition-aware).
+_UNKNOWN_TASK_STATES = {"TASK_LOST", "TASK_DROPPED", "TASK_UNKNOWN"}
+_RECONCILIATION = "REASON_RECONCILIATION"
 
 
-def launch_refused(task: TaskRecord) -> bool:
-    """Whether `task` never started because the master refused its offers (nothing failed; place it again)."""
-    return task.state in _REFUSED_LAUNCH_STATES and task.reason == _INVALID_OFFERS
+def launch_refused(task: TaskRecord, state_before: str) -> bool:
+    """Whether `task` never started, so nothing failed and the gang is simply placed again: the master
+    refused its offers, or (`state_before` STAGING: no agent ever reported it) a reconciliation says the
+    master has never heard of it - its ACCEPT never arrived (sent while the driver re-subscribed)."""
+    if task.state in _REFUSED_LAUNCH_STATES and task.reason == _INVALID_OFFERS:
+        return True
+    return state_before == "TASK_STAGING" and task.state in _UNKNOWN_TASK_STATES and task.reason == _RECONCILIATION
 
 
 @dataclass(frozen=True)

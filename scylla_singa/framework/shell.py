@@ -172,8 +172,16 @@ class FrameworkShell(Scheduler):
 
     def _do_Accept(self, i: ev.Accept) -> None:
         ops = [{"type": "LAUNCH", "launch": {"task_infos": list(i.tasks)}}]
-        self._call("ACCEPT", lambda: self.driver.acceptOffers([{"value": o} for o in i.offer_ids], ops,
-                                                               {"refuse_seconds": i.refuse_seconds}))
+        self._master_calls.submit(self._accept_now, i, ops)
+
+    def _accept_now(self, i: ev.Accept, ops: list[dict[str, Any]]) -> None:
+        """ACCEPT on the master-calls thread; a failed one goes back to the core (its launch may never arrive)."""
+        try:
+            self.driver.acceptOffers([{"value": o} for o in i.offer_ids], ops, {"refuse_seconds": i.refuse_seconds})
+        except Exception as exc:  # noqa: BLE001 - e.g. not subscribed yet, the stream being re-established
+            log.warning("ACCEPT failed: %s", exc)
+            tasks = tuple(t["task_id"]["value"] for t in i.tasks)
+            self.events.put(ev.AcceptFailed(i.offer_ids, tasks, f"{type(exc).__name__}: {exc}"))
 
     def _do_Decline(self, i: ev.Decline) -> None:
         self._call("DECLINE", lambda: self.driver.declineOffer([{"value": o} for o in i.offer_ids],

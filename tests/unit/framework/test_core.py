@@ -410,3 +410,41 @@ def test_on_the_embedded_agent_a_gang_short_of_cpus_is_told_the_flags_that_run_i
 ])
 def test_no_run_anyway_hint_when_sharing_cpus_would_not_help(one_machine, cluster, kw) -> None:
     assert "to run it here anyway" not in _never_fits(one_machine, cluster, **kw)
+
+
+@pytest.mark.parametrize("state", ["TASK_LOST", "TASK_UNKNOWN"])
+def test_a_launch_the_master_never_heard_of_is_placed_again_without_a_restart(core, state) -> None:
+    """Re-subscribed, the framework reconciles its STAGING tasks; "unknown" means their ACCEPT never arrived."""
+    tids = launched(core, DOWNPOUR, agents=("a1", "a2", "a3"), max_restarts=0)
+    job = core.jobs["j1"]
+    core.handle(ev.Registered("fw"), 2)
+    for tid in tids:
+        core.handle(ev.StatusUpdate(update(tid, state, job.tasks[tid].agent_id, "REASON_RECONCILIATION",
+                                           "Reconciliation: Task is unknown")), 3)
+    assert job.state is S.WAITING and job.restarts == 0 and job.failure == ""
+
+
+def test_a_running_task_the_master_does_not_know_is_still_a_failure(core) -> None:
+    tids = launched(core, max_restarts=1)
+    core.handle(ev.StatusUpdate(update(tids[0], "TASK_RUNNING", "a1")), 2)
+    core.handle(ev.StatusUpdate(update(tids[0], "TASK_LOST", "a1", "REASON_RECONCILIATION",
+                                       "Reconciliation: Task is unknown")), 3)
+    assert core.jobs["j1"].restarts == 1
+
+
+def test_a_failed_accept_declines_its_offers_kills_its_tasks_and_places_the_gang_again(core) -> None:
+    submit_and_prepare(core, spec(DOWNPOUR, max_restarts=0))
+    out = core.handle(ev.OffersReceived(tuple(offer(a, cpus=8) for a in ("a1", "a2", "a3"))), 1)
+    accepts = of(out, ev.Accept)
+    failed, sent = accepts[0], accepts[1:]
+    job = core.jobs["j1"]
+    mine = tuple(t["task_id"]["value"] for t in failed.tasks)
+    out = core.handle(ev.AcceptFailed(failed.offer_ids, mine, "RuntimeError: Not connected yet"), 2)
+    assert ev.Decline(failed.offer_ids, 1.0) in out
+    others = sorted(t["task_id"]["value"] for a in sent for t in a.tasks)
+    assert sorted(k.task_id for k in of(out, ev.KillTask)) == sorted(mine + tuple(others))
+    assert job.state is S.RELAUNCHING
+    for tid in others:
+        core.handle(ev.StatusUpdate(update(tid, "TASK_KILLED", job.tasks[tid].agent_id)), 3)
+    assert job.state is S.WAITING and job.restarts == 0
+    assert "the ACCEPT launching it failed: RuntimeError: Not connected yet" in job.history[-2][2]
