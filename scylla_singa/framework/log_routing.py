@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from scylla_singa.common.home import scylla_home
+from scylla_singa.common.home import home_path
 
 # Loggers of the libraries that speak to the master and to ZooKeeper for us: the terminal hears them only with -v.
 CHATTY_LIBRARIES = ("pymesos", "kazoo")
@@ -27,7 +27,7 @@ TERMINAL_FORMAT = "%(asctime)s %(name)s %(levelname)s %(message)s"
 
 def framework_log_file() -> Path:
     """$SCYLLA_HOME/framework.log: every framework session of this SCYLLA_HOME appends to it."""
-    return scylla_home() / "framework.log"
+    return home_path() / "framework.log"
 
 
 class _CurrentStderr(logging.StreamHandler):
@@ -91,13 +91,20 @@ class LogRouting:
 def route_logs(log_file: Path, verbose: bool) -> LogRouting:
     """Everything at INFO and above (tracebacks included) to `log_file`; to the terminal our warnings
     in one line each, and with `verbose` our INFO records, the libraries' records and tracebacks too."""
-    log_file.parent.mkdir(parents=True, exist_ok=True)
     root = logging.getLogger()
     previous = root.level
     root.setLevel(logging.INFO)
-    to_file = logging.FileHandler(log_file, encoding="utf-8")
-    to_file.setLevel(logging.INFO)
-    to_file.setFormatter(logging.Formatter(FILE_FORMAT))
+    handlers: list[logging.Handler] = []
+    try:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        to_file = logging.FileHandler(log_file, encoding="utf-8")
+        to_file.setLevel(logging.INFO)
+        to_file.setFormatter(logging.Formatter(FILE_FORMAT))
+        handlers.append(to_file)
+    except OSError as exc:  # the command goes on; the user learns why there is no log file
+        sys.stderr.write(f"note: cannot write the framework log {log_file} ({exc.strerror or exc}); "
+                         "logging to the terminal only\n")
+        verbose = True  # nothing would be kept otherwise
     terminal = _CurrentStderr()
     if verbose:
         terminal.setLevel(logging.INFO)
@@ -106,9 +113,10 @@ def route_logs(log_file: Path, verbose: bool) -> LogRouting:
         terminal.setLevel(logging.WARNING)
         terminal.setFormatter(_OneLine(TERMINAL_FORMAT, log_file))
         terminal.addFilter(_NotFrom(CHATTY_LIBRARIES))
-    for h in (to_file, terminal):
+    handlers.append(terminal)
+    for h in handlers:
         root.addHandler(h)
-    return LogRouting(log_file, (to_file, terminal), previous, _take_over(CHATTY_LIBRARIES))
+    return LogRouting(log_file, tuple(handlers), previous, _take_over(CHATTY_LIBRARIES))
 
 
 def _take_over(names: tuple[str, ...]) -> dict[str, list[logging.Handler]]:

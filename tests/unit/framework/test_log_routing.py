@@ -75,3 +75,16 @@ def test_in_a_fresh_process_pymesos_reaches_the_terminal_only_with_v(tmp_path, f
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("sleep 7s") == (1 if on_terminal else 0), done.stderr
     assert log_file.read_text().count("sleep 7s") == 1
+
+
+def test_a_log_file_that_cannot_be_written_is_said_once_and_everything_goes_to_the_terminal(tmp_path, capfd) -> None:
+    not_a_file = tmp_path / "framework.log"
+    not_a_file.mkdir()  # opening it for writing fails
+    routing = route_logs(not_a_file, verbose=False)
+    try:
+        logging.getLogger("pymesos.process").warning("connect to 10.0.0.1:5050 error: Connection refused")
+        terminal = capfd.readouterr().err
+        assert f"note: cannot write the framework log {not_a_file}" in terminal and "Traceback" not in terminal
+        assert "Connection refused" in terminal  # not lost: with no file, the terminal keeps it
+    finally:
+        routing.remove()
