@@ -105,6 +105,32 @@ def master(host, advertise_ip, port, work_dir, allocator, allocation_interval, o
         sys.exit(1)
 
 
+AGENT_LOCK_FILE = "agent.lock"
+_agent_lock: list[object] = []  # the held lock, for the process's life
+
+
+def _hold_agent_work_dir(work_dir: Path) -> None:
+    """Refuse to run on a work dir another live agent holds.
+
+    The work dir holds the agent's id and its tasks' checkpoints: a second
+    agent on it would recover the first one's id and take over its identity
+    (the master would see one agent re-register and the first go inactive).
+    The flock is dropped by the kernel when the agent dies, so a crashed
+    agent's successor is never refused.
+    """
+    from scylla_singa.common.pid_lock import LockHeld, PidLock
+    try:
+        work_dir.mkdir(parents=True, exist_ok=True)
+        _agent_lock.append(PidLock(work_dir / AGENT_LOCK_FILE).acquire())
+    except LockHeld as exc:
+        raise click.ClickException(
+            f"another agent (pid {exc.holder}) is running on work dir {work_dir}; two agents on one work dir "
+            f"would share one agent id. Give this one its own with --work-dir DIR (and a free --port)") from None
+    except OSError as exc:
+        raise click.ClickException(f"cannot use work dir {work_dir}: {exc.strerror}; pick another with "
+                                   f"--work-dir DIR") from None
+
+
 @click.command()
 @click.option("--master", "master_addr", required=True, help="HOST:PORT of the master, or zk://host:2181/mesos.")
 @click.option("--host", default="0.0.0.0", show_default=True, help="Address the agent's HTTP endpoints listen on.")
@@ -151,8 +177,10 @@ def agent(master_addr, host, advertise_ip, hostname, port, resources, attributes
         from scylla_singa.swarm.overlays import default_advertise_address
         advertise_ip = default_advertise_address()
     roots = [Path(p) for p in allowed_host_paths.split(":") if p] if allowed_host_paths else None
+    work_dir = work_dir or _home("agent")
+    _hold_agent_work_dir(work_dir)
     cfg = AgentConfig(master=master_addr, host=host, port=port, hostname=hostname, advertise_ip=advertise_ip,
-                      resources=resources, attributes=attributes, work_dir=work_dir or _home("agent"),
+                      resources=resources, attributes=attributes, work_dir=work_dir,
                       docker_host=docker_host, use_docker=not no_docker, simulate=simulate, hdfs=hdfs,
                       gc_delay=gc_delay)
     if roots is not None:

@@ -9,7 +9,6 @@ view's routes (scylla_singa.ui.job_view). The framework imports none of them.
 from __future__ import annotations
 
 import json
-import logging
 import socket
 import sys
 import time
@@ -23,6 +22,7 @@ from rich.table import Table
 from scylla_singa.cluster.state import local_cluster
 from scylla_singa.common.home import allowed_roots, scylla_home
 from scylla_singa.contracts import DEFAULT_COMMAND
+from scylla_singa.framework.log_routing import framework_log_file, route_logs
 from scylla_singa.framework.mesos_http import MesosHttp, MesosHttpError
 from scylla_singa.framework.session import RunOptions, SessionWiring, UsageError, job_summary, resume_jobs, run_jobs
 from scylla_singa.framework.store import JobStore
@@ -68,7 +68,9 @@ def run_options(f):
         click.option("--json", "as_json", is_flag=True, help="Print one JSON object per job as the last stdout lines."),
         click.option("--linger", type=Duration(), default="0s", show_default=True,
                      help="Keep the job view and an embedded master's web UI up this long after the jobs end."),
-        click.option("-v", "--verbose", is_flag=True, help="Log the framework's decisions."),
+        click.option("-v", "--verbose", is_flag=True,
+                     help="Log the framework's decisions and pymesos's connection chatter in the terminal too "
+                          "(everything, tracebacks included, always goes to $SCYLLA_HOME/framework.log)."),
     ]
     for option in reversed(options):
         f = option(f)
@@ -76,8 +78,7 @@ def run_options(f):
 
 
 def _opts(kw: dict) -> RunOptions:
-    logging.basicConfig(level=logging.INFO if kw.pop("verbose") else logging.WARNING,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    route_logs(framework_log_file(), verbose=kw.pop("verbose"))
     return RunOptions(image=kw["image"], master=kw["master"], policy=kw["policy"], deliver=kw["deliver"],
                       hdfs=kw["hdfs"], volume_root=kw["volume_root"], max_restarts=kw["max_restarts"],
                       gang_timeout_s=kw["gang_timeout"], connect_timeout_s=kw["connect_timeout"], cpus=kw["cpus"],
@@ -178,12 +179,20 @@ def status(job: str, as_json: bool) -> None:
     summary = job_summary(record)
     progress = store.progress(record.job_id, limit=1)
     summary["last_progress"] = progress[-1] if progress else None
+    fid = next((f for j, _, f, _ in store.jobs() if j == record.job_id), None)
+    lost = store.master_lost_since(fid)
+    summary["task_states_confirmed"], summary["master_lost_at"] = lost is None, lost
     if as_json:
         click.echo(json.dumps(summary))
         return
     console = Console()
     console.print(f"[bold]{record.job_id}[/bold] ({record.plan.job}): {record.state.value}, "
                   f"policy {record.spec.policy}, restarts {record.restarts}/{record.spec.max_restarts}")
+    if lost is not None:
+        when = time.strftime("%H:%M:%S", time.localtime(lost))
+        console.print(f"task states unconfirmed: the framework lost the Mesos master at {when} "
+                      f"({time.time() - lost:.0f} s ago) and has not re-subscribed; the states below are the "
+                      "last the master reported (the job's own progress reports may be newer)", markup=False)
     if record.waiting_reason and record.state.value == "WAITING":
         console.print(f"waiting: {record.waiting_reason}")
     if record.failure:
@@ -234,7 +243,7 @@ def logs(job: str, proc: int, stream: str, follow: bool) -> None:
     if task is None:
         raise click.ClickException(f"{job_id} has no task for process {proc} (yet)")
     fid = next((f for j, _, f, _ in store.jobs() if j == job_id), None)
-    master = store.get_meta(f"master:{fid}")
+    master = store.get_meta(JobStore.leader_key(fid))
     try:
         mesos = MesosHttp(master)
         url = mesos.agent_url(task.agent_id)

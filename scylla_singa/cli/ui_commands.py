@@ -18,7 +18,8 @@ def ui() -> None:
     The job view (jobs, processes on hosts, loss and accuracy curves, why a
     job waits) is served by the running `scylla-singa run`/`resume`; the
     master's page (agents, offers, DRF shares, tasks and their logs) by the
-    master. Both also serve Prometheus text at /metrics.
+    master leading now (asked of ZooKeeper or of the masters). Both also
+    serve Prometheus text at /metrics.
     """
     home = scylla_home()
     path = home / "framework.sqlite"
@@ -27,9 +28,10 @@ def ui() -> None:
         click.echo(f"no running scylla-singa on this machine (SCYLLA_HOME={home}); "
                    "`scylla-singa run` prints its job view address when it starts", err=True)
         sys.exit(1)
-    for fid, api, master in views:
-        click.echo(f"framework {fid}")
+    for view in views:
+        api, master = view.job_view, view.master
+        click.echo(f"framework {view.framework_id}")
         click.echo(f"  job view    {api}/")
         if master:
-            click.echo(f"  master UI   http://{master}/")
+            click.echo(f"  master UI   http://{master}/" + (f"  ({view.master_note})" if view.master_note else ""))
         click.echo(f"  metrics     {api}/metrics" + (f"  http://{master}/metrics" if master else ""))

@@ -11,11 +11,11 @@ lock is re-entrant within a process.
 
 from __future__ import annotations
 
-import fcntl
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from scylla_singa.common.pid_lock import LockHeld, PidLock
 
 LOCK_DIR = Path("/run/lock")
 _held: dict[str, int] = {}  # prefix -> depth, in this process
@@ -33,8 +33,7 @@ def lock_path(prefix: str) -> Path:
 def exclusive(prefix: str) -> Iterator[None]:
     """Hold cluster `prefix`'s lock; ClusterBusy naming the holder's pid when another process has it.
 
-    The lock file stays (in a tmpfs, like dpkg's): unlinking it could let a
-    process that opened it before lock an inode nobody else sees any more.
+    The lock file stays (in a tmpfs, like dpkg's): see common.pid_lock.
     """
     if _held.get(prefix):
         _held[prefix] += 1
@@ -44,20 +43,14 @@ def exclusive(prefix: str) -> Iterator[None]:
             _held[prefix] -= 1
         return
     path = lock_path(prefix)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
-            raise ClusterBusy(f"another scylla-singa (pid {holder}) is bringing cluster {prefix!r} up or down; "
-                              f"wait for it to end (lock {path})") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        _held[prefix] = 1
-        try:
-            yield
-        finally:
-            del _held[prefix]
+        held = PidLock(path).acquire()
+    except LockHeld as exc:
+        raise ClusterBusy(f"another scylla-singa (pid {exc.holder}) is bringing cluster {prefix!r} up or down; "
+                          f"wait for it to end (lock {path})") from None
+    _held[prefix] = 1
+    try:
+        yield
     finally:
-        os.close(fd)
+        del _held[prefix]
+        held.release()

@@ -20,7 +20,7 @@ from collections.abc import Callable
 import docker
 import docker.errors
 
-from . import discover, launcher, lock, sh
+from . import discover, job_networks, launcher, lock, sh
 from .config import ClusterConfig
 from .kinds import Context, KINDS, Skip
 from .resource_plan import Resource, plan
@@ -189,6 +189,8 @@ def _down(config: ClusterConfig, echo: Echo, host: docker.DockerClient | None, k
         save(state)
     ctx = Context(host=host, keep_data=keep_data, echo=echo)
     problems: list[str] = []
+    # Read while the node engines still answer; removed once they and their swarm nodes are gone.
+    jobs = job_networks.jobs_on_nodes(config, discover.node_indexes(config)) if host is not None else set()
     for entry in reversed(state.entries if state else []):
         r = entry.resource
         if r.kind in ("service_network", "service", "swarm_member") and host is None:
@@ -203,6 +205,11 @@ def _down(config: ClusterConfig, echo: Echo, host: docker.DockerClient | None, k
             echo(f"  removed {what}")
     except Exception as exc:  # noqa: BLE001
         problems.append(f"sweep: {exc}")
+    if jobs:  # overlays of jobs whose framework was stopped mid-job (a framework removes its own at the end)
+        removed, trouble = job_networks.remove_job_networks(host, jobs)
+        for what in removed:
+            echo(f"  removed {what}")
+        problems += trouble
     for d in sorted(made, key=len, reverse=True):  # directories `up` created, e.g. $SCYLLA_HOME
         if os.path.isdir(d) and not os.listdir(d):
             os.rmdir(d)

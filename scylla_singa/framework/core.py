@@ -29,7 +29,8 @@ from .agent_backoff import AgentBackoff, blames_agent
 from .job_lifecycle import JobEvent as JE, advance
 from .model import ENDED_TASK_STATES, Job, JobSpec, JobState as S, TaskRecord
 from .offers import agent_views, role_of
-from .retry import classify_failure
+from .one_machine_hint import one_machine_hint
+from .retry import classify_failure, launch_refused
 from .taskinfo import build_task
 
 
@@ -44,6 +45,7 @@ class CoreConfig:
     kill_timeout_s: float = 60.0      # after this, a task we killed counts as gone
     progress_url: str | None = None
     agent_backoff_s: float = 30.0     # an agent that could not run a container is set aside this long (doubling)
+    one_machine: bool = False          # the cluster is this machine's embedded agent: say how to run anyway
 
 
 @dataclass
@@ -128,7 +130,9 @@ class FrameworkCore:
         if e.cluster is not None:
             never = place(job.plan, e.cluster, self.policy(job.spec.policy))
             if isinstance(never, NotPlaced):
-                job.failure = f"can never fit this cluster: {never.summary()}"
+                hint = one_machine_hint(job.spec, job.plan, e.cluster, self.policy(job.spec.policy)) \
+                    if self.config.one_machine else ""
+                job.failure = f"can never fit this cluster: {never.summary()}" + (f"; {hint}" if hint else "")
                 advance(job, JE.NEVER_FITS, job.failure, self.now)
                 return [ev.Persist(job.job_id), ev.JobEnded(job.job_id)]
         advance(job, JE.PREPARED, "prepared", self.now)
@@ -208,7 +212,7 @@ class FrameworkCore:
         return out
 
     def _expecting_offers(self) -> bool:
-        return any(j.state is S.BACKOFF for j in self.jobs.values())
+        return any(j.state in (S.BACKOFF, S.RELAUNCHING) for j in self.jobs.values())
 
     def _launch(self, job: Job, placed: Placed) -> list[ev.Instruction]:
         job.attempt += 1
@@ -253,7 +257,7 @@ class FrameworkCore:
             # still run behind a partition and come back: it is killed too.
             live = state == "TASK_UNREACHABLE" or state not in ENDED_TASK_STATES
             return [ev.KillTask(tid, agent)] if live else []
-        record.state = state
+        before, record.state = record.state, state
         record.reason = status.get("reason", "")
         record.message = status.get("message", "")
         record.agent_id = agent or record.agent_id
@@ -264,15 +268,38 @@ class FrameworkCore:
         elif record.terminal and blames_agent(record):
             self.agent_backoff.failed(record.agent_id, record.hostname, self.now,
                                       record.message or record.reason or record.state)
-        return self._after_task_change(job, record) + [ev.Persist(job.job_id)]
+        return self._after_task_change(job, record, before) + [ev.Persist(job.job_id)]
 
-    def _after_task_change(self, job: Job, record: TaskRecord) -> list[ev.Instruction]:
+    def _on_AcceptFailed(self, e: ev.AcceptFailed) -> list[ev.Instruction]:
+        """An ACCEPT that may never have reached the master: its tasks count as never launched.
+
+        They are killed anyway (the ACCEPT may have arrived and only its answer been lost), and
+        its offers declined (they go back to the master if it never used them).
+        """
+        out: list[ev.Instruction] = [ev.Decline(e.offer_ids, self.config.retry_refuse_seconds)]
+        for tid in e.task_ids:
+            parsed = parse_task_id(tid)
+            job = self.jobs.get(parsed[0]) if parsed else None
+            record = job.tasks.get(tid) if job else None
+            if record is None or record.terminal:
+                continue
+            out.append(ev.KillTask(tid, record.agent_id))
+            record.state, record.reason = "TASK_DROPPED", ""
+            record.message, record.updated_at = f"the ACCEPT launching it failed: {e.error}", self.now
+            refused = job.state is S.LAUNCHING
+            out += self._launch_refused(job, record) if refused else self._after_task_change(job, record)
+            out.append(ev.Persist(job.job_id))
+        return out
+
+    def _after_task_change(self, job: Job, record: TaskRecord, before: str = "") -> list[ev.Instruction]:
         if job.state in (S.LAUNCHING, S.RUNNING):
             if record.state == "TASK_FINISHED":
                 if all(t.state == "TASK_FINISHED" for t in job.tasks.values()):
                     advance(job, JE.ALL_FINISHED, "every process finished", self.now)
                     return [ev.JobEnded(job.job_id)]
                 return []
+            if record.terminal and job.state is S.LAUNCHING and launch_refused(record, before):
+                return self._launch_refused(job, record)
             if record.terminal:
                 return self._process_failed(job, record)
             if job.state is S.LAUNCHING and all(t.state == "TASK_RUNNING" or t.state == "TASK_FINISHED"
@@ -284,6 +311,22 @@ class FrameworkCore:
         alive = not record.terminal and record.state != "TASK_KILLING"
         revived = [ev.KillTask(record.task_id, record.agent_id)] if alive else []
         return revived + self._settle(job)
+
+    def _launch_refused(self, job: Job, record: TaskRecord) -> list[ev.Instruction]:
+        """The master refused a launch (an offer rescinded or already used): stop the rest, place again at once.
+
+        Nothing failed, so no restart is used and there is no backoff (Nomad's plan
+        applied in part: retry on fresh state). The tasks of the gang that did
+        launch on other agents are killed first: a gang runs whole or not at all.
+        The master refuses a whole ACCEPT (one per agent), so the other tasks on
+        this task's agent get the same answer: they are not killed.
+        """
+        detail = ", ".join(x for x in (record.reason, record.message) if x)
+        why = f"launch refused, placing the gang again: process {record.proc} on {record.hostname}: " \
+              f"{record.state} - {detail}"
+        advance(job, JE.LAUNCH_REFUSED, why, self.now)
+        kills = [k for k in self._kill_live(job) if k.agent_id != record.agent_id]
+        return kills + self._settle(job)
 
     def _process_failed(self, job: Job, record: TaskRecord) -> list[ev.Instruction]:
         verdict = classify_failure(record)
@@ -305,9 +348,12 @@ class FrameworkCore:
         return [ev.KillTask(t.task_id, t.agent_id) for t in job.live_tasks()]
 
     def _settle(self, job: Job) -> list[ev.Instruction]:
-        """Finish RESTARTING/FAILING/KILLING once every task of the attempt is terminal."""
+        """Finish RESTARTING/RELAUNCHING/FAILING/KILLING once every task of the attempt is terminal."""
         if job.live_tasks():
             return []
+        if job.state is S.RELAUNCHING:
+            advance(job, JE.ATTEMPT_ENDED, "the refused launch's tasks are gone; placing the gang again", self.now)
+            return [ev.Persist(job.job_id)] + self._wake()
         if job.state is S.RESTARTING:
             delay = min(self.config.backoff_max_s, self.config.backoff_base_s * 2 ** (job.restarts - 1))
             job.not_before = self.now + delay
@@ -329,7 +375,7 @@ class FrameworkCore:
             if job.state is S.BACKOFF and self.now >= job.not_before:
                 advance(job, JE.BACKOFF_OVER, f"restart {job.restarts}", self.now)
                 out += [ev.Persist(job.job_id)] + self._wake()
-            elif job.state in (S.RESTARTING, S.FAILING, S.KILLING) and self.now >= job.kill_deadline:
+            elif job.state in (S.RESTARTING, S.RELAUNCHING, S.FAILING, S.KILLING) and self.now >= job.kill_deadline:
                 for t in job.live_tasks():
                     t.state, t.message = "TASK_LOST", "no terminal update after kill; given up on it"
                 out += self._settle(job)
@@ -349,6 +395,7 @@ _ANY_TIME = {
     ev.Tick: FrameworkCore._on_Tick, ev.SubmitJob: FrameworkCore._on_SubmitJob,
     ev.AdoptJob: FrameworkCore._on_AdoptJob, ev.JobPrepared: FrameworkCore._on_JobPrepared,
     ev.JobPrepareFailed: FrameworkCore._on_JobPrepareFailed, ev.KillJob: FrameworkCore._on_KillJob,
+    ev.AcceptFailed: FrameworkCore._on_AcceptFailed,
 }
 _FROM_THE_MASTER = {
     ev.OffersReceived: FrameworkCore._on_OffersReceived, ev.OfferRescinded: FrameworkCore._on_OfferRescinded,

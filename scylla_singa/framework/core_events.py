@@ -79,8 +79,18 @@ class AdoptJob:
     job: Any  # model.Job
 
 
+@dataclass(frozen=True)
+class AcceptFailed:
+    """The driver could not send an ACCEPT (not subscribed, connection broken, refused): its launch may never
+    have reached the master. `offer_ids` are the offers it used, `task_ids` the tasks it launched."""
+
+    offer_ids: tuple[str, ...]
+    task_ids: tuple[str, ...]
+    error: str
+
+
 Event = (Registered | Disconnected | OffersReceived | OfferRescinded | StatusUpdate | Tick | SubmitJob
-         | JobPrepared | JobPrepareFailed | KillJob | AdoptJob)
+         | JobPrepared | JobPrepareFailed | KillJob | AdoptJob | AcceptFailed)
 
 
 # --- instructions -----------------------------------------------------------

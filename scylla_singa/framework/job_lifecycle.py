@@ -7,9 +7,10 @@ table is the documentation:
 
     PREPARING -> WAITING -> LAUNCHING -> RUNNING -> FINISHED
     a process fails:   LAUNCHING/RUNNING -> RESTARTING -> BACKOFF -> WAITING
+    a launch refused:  LAUNCHING -> RELAUNCHING -> WAITING (no restart used, no backoff)
     out of restarts:   LAUNCHING/RUNNING -> FAILING -> FAILED
     user kill:         PREPARING/WAITING/BACKOFF -> KILLED;
-                       LAUNCHING/RUNNING/RESTARTING -> KILLING -> KILLED
+                       LAUNCHING/RUNNING/RESTARTING/RELAUNCHING -> KILLING -> KILLED
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class JobEvent(Enum):
     GANG_LAUNCHED = "every process placed and accepted"
     ALL_RUNNING = "every process running"
     ALL_FINISHED = "every process finished"
+    LAUNCH_REFUSED = "the master refused a launch: its offers were no longer valid"
     PROCESS_FAILED = "a process failed; restarts left"
     GIVEN_UP = "a process failed; no restart"
     USER_KILL = "the user asked to stop it"
@@ -46,6 +48,7 @@ JOB_TABLE: TransitionTable[S] = TransitionTable("job", tuple(S), tuple(E), {
     (S.WAITING, E.USER_KILL): S.KILLED,
     (S.LAUNCHING, E.ALL_RUNNING): S.RUNNING,
     (S.LAUNCHING, E.ALL_FINISHED): S.FINISHED,
+    (S.LAUNCHING, E.LAUNCH_REFUSED): S.RELAUNCHING,
     (S.LAUNCHING, E.PROCESS_FAILED): S.RESTARTING,
     (S.LAUNCHING, E.GIVEN_UP): S.FAILING,
     (S.LAUNCHING, E.USER_KILL): S.KILLING,
@@ -55,6 +58,8 @@ JOB_TABLE: TransitionTable[S] = TransitionTable("job", tuple(S), tuple(E), {
     (S.RUNNING, E.USER_KILL): S.KILLING,
     (S.RESTARTING, E.ATTEMPT_ENDED): S.BACKOFF,
     (S.RESTARTING, E.USER_KILL): S.KILLING,
+    (S.RELAUNCHING, E.ATTEMPT_ENDED): S.WAITING,
+    (S.RELAUNCHING, E.USER_KILL): S.KILLING,
     (S.BACKOFF, E.BACKOFF_OVER): S.WAITING,
     (S.BACKOFF, E.USER_KILL): S.KILLED,
     (S.FAILING, E.ATTEMPT_ENDED): S.FAILED,

@@ -32,6 +32,7 @@ class JobState(str, Enum):
     RUNNING = "RUNNING"        # every process running
     RESTARTING = "RESTARTING"  # a process failed: the rest of the gang is being killed
     BACKOFF = "BACKOFF"        # waiting before the gang is placed again
+    RELAUNCHING = "RELAUNCHING"  # a launch was refused (its offers no longer valid): stopping the rest, no restart used
     FAILING = "FAILING"        # given up: killing what is left
     KILLING = "KILLING"        # the user asked to stop it
     FINISHED = "FINISHED"

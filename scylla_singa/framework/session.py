@@ -157,6 +157,7 @@ class Session:
         self.store = JobStore(scylla_home() / "framework.sqlite")
         self.book = ProgressBook()
         self.shell: FrameworkShell | None = None
+        self.embedded = False  # runs on an embedded master and agent of its own (this machine)
 
     def open(self, framework_id: str | None = None, adopt: list[Job] = ()) -> None:
         """Connect everything. Jobs to `adopt` are handed to the core before the
@@ -171,8 +172,8 @@ class Session:
         self.stack.callback(api.stop)
         self.api_url = f"http://{advertise}:{port}"
         core = FrameworkCore(CoreConfig(gang_timeout_s=opts.gang_timeout_s, kill_grace_s=opts.kill_grace_s,
-                                        progress_url=f"{self.api_url}/progress"))
-        self.shell = FrameworkShell(core, self.store, delivery, manager, self.book)
+                                        progress_url=f"{self.api_url}/progress", one_machine=self.embedded))
+        self.shell = FrameworkShell(core, self.store, delivery, manager, self.book, notify=self._tell)
         for job in adopt:
             self.shell.adopt(job)
         self.shell.start(master, framework_id, user=pwd.getpwuid(os.getuid()).pw_name,
@@ -184,7 +185,12 @@ class Session:
                              f"{opts.connect_timeout_s:g}s{why}; check --master and that the master is up")
         fid = self.shell.driver.framework_id
         self.store.set_meta(f"api:{fid}", f"http://127.0.0.1:{port}")
-        self.store.set_meta(f"master:{fid}", self.shell.master_address() or master)
+        self.store.set_meta(JobStore.leader_key(fid), self.shell.master_address() or master)
+        self.store.set_meta(JobStore.master_url_key(fid), master)
+
+    def _tell(self, line: str) -> None:
+        """One line for the user about the master link (printed above the progress bars)."""
+        self.console.print(line, markup=False, highlight=False)
 
     def _start_api(self, framework_id: str | None) -> ApiServer:
         """Serve the API, on the port the framework had before when it is resumed.
@@ -248,6 +254,7 @@ class Session:
             raise UsageError("no master to run on: give --master HOST:PORT or zk://HOST:2181/mesos")
         embedded = self.wiring.start_embedded(self.opts)
         self.stack.callback(embedded.stop)
+        self.embedded = True
         self.console.print(f"started an embedded Mesos master at {embedded.master_address} with one agent")
         return embedded.master_address
 
@@ -395,7 +402,8 @@ def resume_jobs(job_prefix: str | None, opts: RunOptions, wiring: SessionWiring 
     fid = _framework_of(session.store, live[0].job_id)
     live = [j for j in live if _framework_of(session.store, j.job_id) == fid]
     if not opts.master:
-        opts.master = session.store.get_meta(f"master:{fid}")
+        opts.master = session.store.get_meta(JobStore.master_url_key(fid)) or \
+            session.store.get_meta(JobStore.leader_key(fid))
     try:
         session.open(framework_id=fid, adopt=live)
         console.print(f"resumed framework {fid}: {', '.join(j.job_id for j in live)}")

@@ -43,6 +43,7 @@ from .model import Job, JobSpec, JobState
 from .progress_book import ProgressBook
 from .results import collect_result
 from .store import JobStore
+from .subscription_watch import SubscriptionWatch
 
 log = logging.getLogger("scylla_singa.framework")
 FAILOVER_TIMEOUT_S = 7 * 24 * 3600.0
@@ -52,8 +53,13 @@ DRIVER_JOIN_S = 15.0   # how long stop() waits for pymesos's IO thread to send T
 class FrameworkShell(Scheduler):
     def __init__(self, core: FrameworkCore, store: JobStore, delivery: Delivery,
                  docker_manager: docker.DockerClient | None, book: ProgressBook,
-                 clock: Callable[[], float] = time.time, tick_s: float = 0.5, io_workers: int = 4) -> None:
+                 clock: Callable[[], float] = time.time, tick_s: float = 0.5, io_workers: int = 4,
+                 notify: Callable[[str], None] = log.warning) -> None:
+        """`notify` tells the user what happened to the master link, one line per event (the terminal)."""
         self.core, self.store, self.delivery, self.docker = core, store, delivery, docker_manager
+        self.notify = notify
+        self.watch = SubscriptionWatch(follows_leader=False)
+        self._stopping = False
         self.book, self.clock, self.tick_s = book, clock, tick_s
         self.driver: MesosSchedulerDriver | None = None
         self.master_uri = ""
@@ -83,6 +89,7 @@ class FrameworkShell(Scheduler):
         if framework_id:
             info["id"] = {"value": framework_id}
         self.master_uri = master
+        self.watch = SubscriptionWatch(follows_leader=master.startswith(("zk://", "zoo://")))
         self.driver = driver_class(self, info, master, use_addict=False, failover=True,
                                    principal=principal, secret=secret)
         self._worker = threading.Thread(target=self._work, name="scylla-framework", daemon=True)
@@ -98,6 +105,7 @@ class FrameworkShell(Scheduler):
         registered for its whole failover timeout (a week). So the driver is
         joined, for at most DRIVER_JOIN_S.
         """
+        self._stopping = True  # the stream the driver closes now is not a lost master
         if self.driver is not None:
             try:
                 self.driver.stop(failover=not teardown)
@@ -157,8 +165,13 @@ class FrameworkShell(Scheduler):
             try:
                 with self.lock:
                     instructions = self.core.handle(event, self.clock())
+                if type(event) is ev.Disconnected and self.watch.lost_at is not None and self.core.framework_id:
+                    self.store.set_master_lost(self.core.framework_id, self.watch.lost_at)  # for `status`
                 if type(event) is ev.Registered and event.framework_id:
                     self.store.set_meta("framework_id", event.framework_id)
+                    self.store.set_master_lost(event.framework_id, None)
+                    if self.master_address():  # the leader now: `ui` and `logs` read it after a failover
+                        self.store.set_meta(JobStore.leader_key(event.framework_id), self.master_address())
                 for ins in instructions:
                     self._do(ins)
             except Exception:  # noqa: BLE001 - one bad event must not stop the framework
@@ -177,8 +190,16 @@ class FrameworkShell(Scheduler):
 
     def _do_Accept(self, i: ev.Accept) -> None:
         ops = [{"type": "LAUNCH", "launch": {"task_infos": list(i.tasks)}}]
-        self._call("ACCEPT", lambda: self.driver.acceptOffers([{"value": o} for o in i.offer_ids], ops,
-                                                               {"refuse_seconds": i.refuse_seconds}))
+        self._master_calls.submit(self._accept_now, i, ops)
+
+    def _accept_now(self, i: ev.Accept, ops: list[dict[str, Any]]) -> None:
+        """ACCEPT on the master-calls thread; a failed one goes back to the core (its launch may never arrive)."""
+        try:
+            self.driver.acceptOffers([{"value": o} for o in i.offer_ids], ops, {"refuse_seconds": i.refuse_seconds})
+        except Exception as exc:  # noqa: BLE001 - e.g. not subscribed yet, the stream being re-established
+            log.warning("ACCEPT failed: %s", exc)
+            tasks = tuple(t["task_id"]["value"] for t in i.tasks)
+            self.events.put(ev.AcceptFailed(i.offer_ids, tasks, f"{type(exc).__name__}: {exc}"))
 
     def _do_Decline(self, i: ev.Decline) -> None:
         self._call("DECLINE", lambda: self.driver.declineOffer([{"value": o} for o in i.offer_ids],
@@ -265,12 +286,16 @@ class FrameworkShell(Scheduler):
 
     def registered(self, driver, framework_id, master_info) -> None:
         self._queue(lambda: ev.Registered(framework_id["value"]), registered=True)
+        self._tell(lambda: self.watch.subscribed(driver.master, self.clock()))
 
     def reregistered(self, driver, master_info) -> None:
         self._queue(lambda: ev.Registered(driver.framework_id), registered=True)
+        self._tell(lambda: self.watch.subscribed(driver.master, self.clock()))
 
     def disconnected(self, driver) -> None:
         self.subscribed.clear()
+        if not self._stopping:  # first: the event thread reads when it was lost from the watch
+            self._tell(lambda: self.watch.lost(driver.master, self.clock()))
         self._queue(ev.Disconnected)
 
     def resourceOffers(self, driver, offers) -> None:
@@ -292,6 +317,15 @@ class FrameworkShell(Scheduler):
         log.error("master says: %s", message)
         self.fatal = message
         self.subscribed.clear()
+
+    def _tell(self, line: Callable[[], str | None]) -> None:
+        """Tell the user `line()` if it says anything; never raise into pymesos."""
+        try:
+            text = line()
+            if text:
+                self.notify(text)
+        except Exception:  # noqa: BLE001
+            log.exception("telling the user about the master link")
 
     def _queue(self, make: Callable[[], ev.Event], registered: bool = False) -> None:
         """Put the callback's event on the queue; nothing else (the event thread records the framework id)."""

@@ -57,7 +57,26 @@ class JobStore:
             self._local.conn = conn
         return conn
 
-    # --- framework id -----------------------------------------------------------
+    # --- framework id and where its master is -------------------------------------
+
+    @staticmethod
+    def leader_key(framework_id: str | None) -> str:
+        """Meta key of the address of the master the framework last (re)subscribed to: the leader then."""
+        return f"master:{framework_id}"
+
+    def set_master_lost(self, framework_id: str, since: float | None) -> None:
+        """Record that the framework lost its master at `since` (epoch s), or (None) is subscribed again."""
+        self.set_meta(f"master_lost:{framework_id}", "" if since is None else repr(since))
+
+    def master_lost_since(self, framework_id: str | None) -> float | None:
+        """When the framework lost its master, if it has not re-subscribed since: task states are unconfirmed."""
+        value = self.get_meta(f"master_lost:{framework_id}")
+        return float(value) if value else None
+
+    @staticmethod
+    def master_url_key(framework_id: str | None) -> str:
+        """Meta key of --master as the user gave it (a zk:// URL names no master: it finds the leader)."""
+        return f"master_url:{framework_id}"
 
     def get_meta(self, key: str) -> str | None:
         row = self._db().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()

@@ -12,6 +12,7 @@ and the framework re-subscribing with its id; the job's tasks never stop.
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
@@ -95,6 +96,12 @@ def test_the_standby_takes_over_from_a_killed_leader_and_the_job_goes_on(
     assert _subscribe_answer(_endpoint(state, old)).headers["Location"].startswith(f"//{new}/")
 
     out = cli.finish(p)
+    # The user's terminal: one line for the loss, one for the subscription back, no driver chatter.
+    terminal = cli.output(p)[1]
+    assert f"master {_endpoint(state, old)} lost; following the new leader ..." in terminal, terminal
+    resubscribed = re.search(rf"re-subscribed to {re.escape(new)} in (\d+\.\d) s", terminal)
+    assert resubscribed, terminal
+    assert "Traceback" not in terminal and "pymesos" not in terminal and "sleep" not in terminal, terminal
     assert out["state"] == "FINISHED" and out["test_accuracy"] >= 0.90, out
     assert out["restarts"] == 0 and cli.store().load(job).attempt == 1, out  # the tasks went on
     assert volume_checkpoints(cli, job)[-1] == 48000  # none corrupted, and the last one is the end
@@ -103,3 +110,6 @@ def test_the_standby_takes_over_from_a_killed_leader_and_the_job_goes_on(
                     elected)
     record_recovery(request, cluster.mesos, "(d) leading master killed",
                     "agents re-registered, framework re-subscribed", recovered)
+    record_recovery(request, cluster.mesos, "(d) leading master killed",
+                    "re-subscribed, as the framework's terminal says (from the loss it saw)",
+                    float(resubscribed.group(1)))

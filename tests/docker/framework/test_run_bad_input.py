@@ -68,3 +68,19 @@ def test_a_process_that_exits_on_bad_configuration_fails_the_job_with_its_last_l
     # The process's own last stderr line, read from its sandbox, is shown under the failure.
     assert 'layer "data": store_conf.path /data/digits/missing-train.csv does not exist' in r.stderr, r.stderr
     scylla.assert_nothing_left(out["job"])
+
+
+def test_a_job_too_big_for_the_embedded_agent_says_how_to_run_it_here_anyway(scylla) -> None:
+    """Downpour's 6 processes of 1 cpu on an embedded agent of 2 cpus: the failure names the flags that fit it."""
+    r = scylla.run("run", "--json", "--agent-resources", "cpus:2;mem:8192", "examples/frameworks/downpour.conf",
+                   timeout=300)
+    assert r.returncode == 1, r.stderr
+    out = last_json(r.stdout)
+    assert out["state"] == "FAILED", out
+    printed = " ".join(r.stderr.split())  # the terminal wraps long lines
+    failure = scylla.store().load(out["job"]).failure
+    assert "can never fit this cluster" in failure and " ".join(failure.split()) in printed, (failure, r.stderr)
+    assert "embedded agent has 2 cpus and the job's 6 processes ask for 6" in failure
+    assert "--cpus 0.33" in failure and '--agent-resources "cpus:6"' in failure
+    assert "Traceback" not in r.stderr
+    scylla.assert_nothing_left(out["job"])

@@ -10,6 +10,10 @@ from scylla_singa.framework.core import CoreConfig, FrameworkCore
 from scylla_singa.common.transition_table import InvalidTransition
 from scylla_singa.framework.job_lifecycle import JobEvent, advance
 from scylla_singa.framework.model import JobState as S
+from scylla_singa.jobconf.parse import parse_job_text
+from scylla_singa.jobconf.plan import plan_job
+from scylla_singa.placement.place import Placed, place
+from scylla_singa.placement.policy import load_policy
 from scylla_singa.placement.resource_vector import ResourceVector
 from scylla_singa.placement.snapshot import AgentView
 from .builders import ARTIFACTS, offer, spec, submit_and_prepare, update
@@ -370,3 +374,144 @@ def test_set_aside_time_doubles_with_each_failure_up_to_five_minutes() -> None:
     assert b.avoided(299.0) == {"a1": 1.0} and b.avoided(300.0) == {}
     b.succeeded("a1")
     assert b.failed("a1", "h1", 0.0, "x") == 30
+
+
+# A launch the master refused because an offer of its ACCEPT was rescinded or already used: Mesos's
+# master answers each task of it with TASK_LOST (TASK_DROPPED for a PARTITION_AWARE framework) and
+# REASON_INVALID_OFFERS. Nothing failed: the gang waits again and is placed at once, no restart used.
+@pytest.mark.parametrize("state, agents, refused_on", [
+    pytest.param("TASK_LOST", ("a1",), "a1", id="lost-whole-gang-on-one-agent"),
+    pytest.param("TASK_DROPPED", ("a1",), "a1", id="dropped-whole-gang-on-one-agent"),
+    pytest.param("TASK_LOST", ("a1", "a2", "a3"), "a2", id="lost-one-agent-of-three"),
+    pytest.param("TASK_DROPPED", ("a1", "a2", "a3"), "a3", id="dropped-one-agent-of-three"),
+])
+def test_a_launch_refused_for_invalid_offers_places_the_gang_again_without_a_restart(
+        core, state, agents, refused_on) -> None:
+    launched(core, DOWNPOUR, agents=agents, max_restarts=0)
+    job = core.jobs["j1"]
+    refused = sorted(t.task_id for t in job.tasks.values() if t.agent_id == refused_on)
+    launched_elsewhere = sorted(t.task_id for t in job.tasks.values() if t.agent_id != refused_on)
+    for tid in launched_elsewhere:
+        core.handle(ev.StatusUpdate(update(tid, "TASK_RUNNING", job.tasks[tid].agent_id)), 2)
+    kills: list[str] = []
+    for tid in refused:
+        out = core.handle(ev.StatusUpdate(update(tid, state, "", "REASON_INVALID_OFFERS",
+                                                 "Task launched with invalid offers: Offer o-1 is no longer valid")), 3)
+        kills += [k.task_id for k in of(out, ev.KillTask)]
+    assert sorted(kills) == launched_elsewhere  # a gang runs whole or not at all
+    for tid in launched_elsewhere:
+        out = core.handle(ev.StatusUpdate(update(tid, "TASK_KILLED", job.tasks[tid].agent_id)), 4)
+    assert job.state is S.WAITING and job.restarts == 0 and job.restart_reasons == []
+    assert job.not_before == 0.0 and "JobEnded" not in kinds(out) and job.failure == ""
+    assert any("launch refused" in why for _, _, why in job.history)
+    out = core.handle(ev.OffersReceived(tuple(offer(a, cpus=8) for a in ("a1", "a2", "a3"))), 4)  # no backoff
+    assert sum(len(a.tasks) for a in of(out, ev.Accept)) == 6
+    assert job.state is S.LAUNCHING and job.attempt == 2
+
+
+def test_a_launch_refused_while_no_other_offers_are_held_revives_them(core) -> None:
+    launched(core, DOWNPOUR, agents=("a1",), max_restarts=0)
+    assert core.suppressed  # nothing waited after the launch
+    job = core.jobs["j1"]
+    out: list = []
+    for tid in list(job.tasks):
+        out += core.handle(ev.StatusUpdate(update(tid, "TASK_LOST", "", "REASON_INVALID_OFFERS")), 2)
+    assert job.state is S.WAITING and "Revive" in kinds(out)
+
+
+@pytest.mark.parametrize("state, reason", [
+    pytest.param("TASK_LOST", "REASON_AGENT_REMOVED", id="lost-agent-removed"),
+    pytest.param("TASK_DROPPED", "REASON_AGENT_DISCONNECTED", id="dropped-agent-disconnected"),
+    pytest.param("TASK_FAILED", "REASON_INVALID_OFFERS", id="failed-is-never-a-refused-launch"),
+])
+def test_other_lost_or_dropped_launches_still_use_a_restart(core, state, reason) -> None:
+    tids = launched(core, max_restarts=1)
+    core.handle(ev.StatusUpdate(update(tids[0], state, "a1", reason)), 2)
+    job = core.jobs["j1"]
+    assert job.state is S.BACKOFF and job.restarts == 1
+
+
+def test_a_user_kill_while_relaunching_stops_the_job(core) -> None:
+    launched(core, DOWNPOUR, agents=("a1", "a2", "a3"), max_restarts=0)
+    job = core.jobs["j1"]
+    refused = [t.task_id for t in job.tasks.values() if t.agent_id == "a1"]
+    core.handle(ev.StatusUpdate(update(refused[0], "TASK_LOST", "", "REASON_INVALID_OFFERS")), 2)
+    assert job.state is S.RELAUNCHING
+    core.handle(ev.KillJob("j1"), 3)
+    assert job.state is S.KILLING
+    for t in list(job.tasks.values()):
+        out = core.handle(ev.StatusUpdate(update(t.task_id, "TASK_KILLED", t.agent_id)), 4)
+    assert job.state is S.KILLED and "JobEnded" in kinds(out)
+
+
+LAPTOP = (AgentView("a1", "laptop", ResourceVector(2, 16000)),)
+
+
+def _never_fits(one_machine: bool, cluster=LAPTOP, **kw) -> str:
+    core = FrameworkCore(CoreConfig(one_machine=one_machine))
+    core.handle(ev.Registered("fw"), 0)
+    submit_and_prepare(core, spec(DOWNPOUR, **kw), cluster=cluster)  # 6 processes of 1 cpu
+    job = core.jobs["j1"]
+    assert job.state is S.FAILED and "can never fit this cluster" in job.failure
+    return job.failure
+
+
+def test_on_the_embedded_agent_a_gang_short_of_cpus_is_told_the_flags_that_run_it_anyway() -> None:
+    failure = _never_fits(one_machine=True)
+    assert "this machine's embedded agent has 2 cpus and the job's 6 processes ask for 6 (memory fits)" in failure
+    assert "--cpus 0.33" in failure and '--agent-resources "cpus:6"' in failure
+    # each suggestion is one the job's policy places
+    s = spec(DOWNPOUR, cpus=0.33)
+    plan = plan_job(parse_job_text(s.conf_text, s.conf_path), s.plan_options)
+    assert isinstance(place(plan, LAPTOP, load_policy("spread")), Placed)
+    bigger = (AgentView("a1", "laptop", ResourceVector(6, 16000)),)
+    plan = plan_job(parse_job_text(spec(DOWNPOUR).conf_text, spec(DOWNPOUR).conf_path), spec(DOWNPOUR).plan_options)
+    assert isinstance(place(plan, bigger, load_policy("spread")), Placed)
+
+
+@pytest.mark.parametrize("one_machine, cluster, kw", [
+    pytest.param(False, LAPTOP, {}, id="a-real-cluster-gets-no-embedded-advice"),
+    pytest.param(True, (AgentView("a1", "laptop", ResourceVector(2, 400)),), {}, id="memory-short-too"),
+    pytest.param(True, (AgentView("a1", "n1", ResourceVector(2, 16000)), AgentView("a2", "n2", ResourceVector(2, 16000))),
+                 {}, id="more-than-one-agent"),
+])
+def test_no_run_anyway_hint_when_sharing_cpus_would_not_help(one_machine, cluster, kw) -> None:
+    assert "to run it here anyway" not in _never_fits(one_machine, cluster, **kw)
+
+
+@pytest.mark.parametrize("state", ["TASK_LOST", "TASK_UNKNOWN"])
+def test_a_launch_the_master_never_heard_of_is_placed_again_without_a_restart(core, state) -> None:
+    """Re-subscribed, the framework reconciles its STAGING tasks; "unknown" means their ACCEPT never arrived."""
+    tids = launched(core, DOWNPOUR, agents=("a1", "a2", "a3"), max_restarts=0)
+    job = core.jobs["j1"]
+    core.handle(ev.Registered("fw"), 2)
+    for tid in tids:
+        core.handle(ev.StatusUpdate(update(tid, state, job.tasks[tid].agent_id, "REASON_RECONCILIATION",
+                                           "Reconciliation: Task is unknown")), 3)
+    assert job.state is S.WAITING and job.restarts == 0 and job.failure == ""
+
+
+def test_a_running_task_the_master_does_not_know_is_still_a_failure(core) -> None:
+    tids = launched(core, max_restarts=1)
+    core.handle(ev.StatusUpdate(update(tids[0], "TASK_RUNNING", "a1")), 2)
+    core.handle(ev.StatusUpdate(update(tids[0], "TASK_LOST", "a1", "REASON_RECONCILIATION",
+                                       "Reconciliation: Task is unknown")), 3)
+    assert core.jobs["j1"].restarts == 1
+
+
+def test_a_failed_accept_declines_its_offers_kills_its_tasks_and_places_the_gang_again(core) -> None:
+    submit_and_prepare(core, spec(DOWNPOUR, max_restarts=0))
+    out = core.handle(ev.OffersReceived(tuple(offer(a, cpus=8) for a in ("a1", "a2", "a3"))), 1)
+    accepts = of(out, ev.Accept)
+    failed, sent = accepts[0], accepts[1:]
+    job = core.jobs["j1"]
+    mine = tuple(t["task_id"]["value"] for t in failed.tasks)
+    out = core.handle(ev.AcceptFailed(failed.offer_ids, mine, "RuntimeError: Not connected yet"), 2)
+    assert ev.Decline(failed.offer_ids, 1.0) in out
+    others = sorted(t["task_id"]["value"] for a in sent for t in a.tasks)
+    assert sorted(k.task_id for k in of(out, ev.KillTask)) == sorted(mine + tuple(others))
+    assert job.state is S.RELAUNCHING
+    for tid in others:
+        core.handle(ev.StatusUpdate(update(tid, "TASK_KILLED", job.tasks[tid].agent_id)), 3)
+    assert job.state is S.WAITING and job.restarts == 0
+    assert "the ACCEPT launching it failed: RuntimeError: Not connected yet" in job.history[-2][2]

@@ -8,6 +8,7 @@ import pytest
 
 from scylla_singa.mesos.api.leader_znodes import address_of, choose_leader, parse_zk_url
 from scylla_singa.mesos.master.election import StandaloneElector, ZooKeeperElector
+from tests.support.fake_zookeeper import FakeZK
 
 
 @pytest.mark.parametrize("url,hosts,path", [
@@ -26,55 +27,6 @@ def test_parse_zk_url_refuses_other_schemes() -> None:
 def test_choose_leader_follows_pymesos() -> None:
     assert choose_leader(["json.info_0000000003", "log_replicas", "json.info_0000000001"]) == "json.info_0000000001"
     assert choose_leader(["log_replicas"]) is None
-
-
-class FakeZK:
-    """Just enough of KazooClient for the elector: sequential ephemeral nodes and a children watch."""
-
-    def __init__(self, hosts: str) -> None:
-        self.hosts = hosts
-        self.nodes: dict[str, bytes] = {}
-        self.seq = 0
-        self.watchers = []
-        self.started = False
-
-    def start(self, timeout: float) -> None:
-        self.started = True
-
-    def ensure_path(self, path: str) -> None:
-        pass
-
-    def create(self, path: str, value: bytes, ephemeral: bool, sequence: bool) -> str:
-        assert ephemeral and sequence
-        self.seq += 1
-        name = f"{path}{self.seq:010d}"
-        self.nodes[name] = value
-        self._fire()
-        return name
-
-    def delete(self, path: str) -> None:
-        self.nodes.pop(path, None)
-        self._fire()
-
-    def get(self, path: str):
-        return self.nodes[path], None
-
-    def ChildrenWatch(self, path: str, fn):  # noqa: N802 - kazoo's name
-        self.watchers.append((path, fn))
-        fn(self._children(path))
-
-    def _children(self, path: str) -> list[str]:
-        return [n.rsplit("/", 1)[1] for n in self.nodes if n.startswith(path + "/")]
-
-    def _fire(self) -> None:
-        for path, fn in self.watchers:
-            fn(self._children(path))
-
-    def stop(self) -> None:
-        self.started = False
-
-    def close(self) -> None:
-        pass
 
 
 def _info(ip: str, port: int) -> dict:
