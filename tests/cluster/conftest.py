@@ -79,17 +79,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[i].add_marker(pytest.mark.cluster)
         items[i].add_marker(pytest.mark.docker)
     # Tests with a cluster of their own first, then those on our Mesos's shared cluster, then Apache
-    # Mesos's (one shared cluster at a time); fault tests last on each: should one fail to put the
+    # Mesos's (one shared cluster at a time); on each, tests marked fresh_cluster first, fault tests last: should one fail to put the
     # shared cluster right, only fault tests follow it. Stable: file order otherwise.
     ordered = sorted((items[i] for i in ours), key=_order)
     for i, item in zip(ours, ordered):
         items[i] = item
 
 
-def _order(item: pytest.Item) -> tuple[int, bool]:
+def _order(item: pytest.Item) -> tuple[int, bool, bool]:
     kind = getattr(item, "callspec", None) and item.callspec.params.get("cluster_config")
     group = 0 if kind is None else 1 + MESOS_KINDS.index(kind)
-    return group, item.get_closest_marker("disruptive") is not None
+    return (group, item.get_closest_marker("disruptive") is not None,
+            item.get_closest_marker("fresh_cluster") is None)
 
 
 def _ours(item: pytest.Item) -> bool:
