@@ -10,8 +10,6 @@ Mesos's status code and text.
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import itertools
 import time
 import uuid
@@ -29,10 +27,6 @@ from .master_store import MasterStore
 from .master_records import CallError, FrameworkRec, MasterConfig, OfferRec, Outbox, TaskRec
 from .registration_lifecycles import FrameworkLifecycle
 
-CALLS_WITH_PAYLOAD = {"SUBSCRIBE", "ACCEPT", "DECLINE", "KILL", "SHUTDOWN", "ACKNOWLEDGE", "RECONCILE",
-                      "MESSAGE", "REQUEST", "ACCEPT_INVERSE_OFFERS", "DECLINE_INVERSE_OFFERS"}
-CALLS = CALLS_WITH_PAYLOAD | {"TEARDOWN", "REVIVE", "SUPPRESS", "RECONCILE_OPERATIONS",
-                              "ACKNOWLEDGE_OPERATION_STATUS", "UPDATE_FRAMEWORK"}
 DEFAULT_REFUSE_S = 5.0
 
 
@@ -142,57 +136,41 @@ class Master:
         self.counters[key] = self.counters.get(key, 0) + n
 
     # ---- calls --------------------------------------------------------
-    def check_call(self, call: Any, stream_id: str | None) -> FrameworkRec | None:
-        """Validate a call as Mesos does; the framework it is for (None for SUBSCRIBE). Raises CallError."""
-        if not isinstance(call, dict) or not isinstance(call.get("type"), str):
-            raise CallError(400, "Failed to convert JSON into Call protobuf: Missing required fields: type")
-        kind = call["type"]
-        if kind not in CALLS:
-            raise CallError(400, f"Failed to convert JSON into Call protobuf: unknown call type '{kind}'")
-        if kind in CALLS_WITH_PAYLOAD and not isinstance(call.get(kind.lower()), dict):
-            raise CallError(400, f"Failed to validate scheduler::Call: Expecting '{kind.lower()}' to be present")
-        if kind == "SUBSCRIBE":
-            if stream_id is not None:
-                raise CallError(400, "Subscribe calls should not include the 'Mesos-Stream-Id' header")
-            return None
-        fw_id = value(call.get("framework_id"))
-        if not fw_id:
-            raise CallError(400, "Failed to validate scheduler::Call: Expecting 'framework_id' to be present")
-        if stream_id is None:
-            raise CallError(400, "All non-subscribe calls should include the 'Mesos-Stream-Id' header")
+    def check_call(self, call: dict[str, Any], stream_id: str | None,
+                   principal: str | None = None) -> FrameworkRec:
+        """The framework a non-SUBSCRIBE call is for, checked as Mesos does; raises CallError.
+
+        The call itself was validated already (mesos/api/call_validation.py);
+        these are the checks that need the master's state: 400 unknown
+        framework, 400 another principal, 403 not subscribed, 400 not its stream.
+        """
+        fw_id = value(call.get("framework_id")) or ""
         fw = self.frameworks.get(fw_id)
         if fw is None:
-            raise CallError(403, "Framework cannot be found")
+            raise CallError(400, "Framework cannot be found")
+        if principal is not None and fw.principal is not None and principal != fw.principal:
+            raise CallError(400, f"Authenticated principal '{principal}' does not match principal "
+                                 f"'{fw.principal}' set in `FrameworkInfo`")
         if not fw.connected:
             raise CallError(403, "Framework is not subscribed")
         if fw.stream_id != stream_id:
-            raise CallError(400, f"The stream ID '{stream_id}' included in this request didn't match the "
-                                 f"stream ID currently associated with framework ID '{fw_id}'")
+            raise CallError(400, f"The stream ID '{stream_id or ''}' included in this request didn't match the "
+                                 f"stream ID currently associated with framework ID {fw_id}")
         return fw
 
-    def handle_call(self, fw: FrameworkRec, call: dict[str, Any]) -> None:
-        """Apply a validated non-SUBSCRIBE call (see check_call)."""
+    def handle_call(self, fw: FrameworkRec, call: dict[str, Any]) -> dict[str, Any] | None:
+        """Apply a checked non-SUBSCRIBE call (see check_call); a Response dict for the calls that have one."""
         kind = call["type"]
         handler = getattr(self, f"_call_{kind.lower()}", None)
         if handler is not None:
-            handler(fw, call.get(kind.lower()) or {})
+            return handler(fw, call.get(kind.lower()) or {})
+        return None
 
     # ---- SUBSCRIBE ----------------------------------------------------
     def check_subscribe(self, call: dict[str, Any], principal: str | None) -> dict[str, Any]:
-        """The FrameworkInfo of a SUBSCRIBE, validated; raises CallError(400/403)."""
-        info = call["subscribe"].get("framework_info")
-        if not isinstance(info, dict) or not info.get("name") or "user" not in info:
-            raise CallError(400, "Failed to validate scheduler::Call: Expecting 'framework_info' with 'user' and 'name'")
-        call_id, info_id = value(call.get("framework_id")), value(info.get("id"))
-        if call_id and info_id and call_id != info_id:
-            raise CallError(400, "Failed to validate scheduler::Call: 'framework_id' differs from "
-                                 "'subscribe.framework_info.id'")
-        if info.get("id") is not None and not info_id:
-            raise CallError(400, "Failed to validate scheduler::Call: 'framework_info.id' must have a value")
-        if principal is not None and info.get("principal") not in (None, principal):
-            raise CallError(403, f"Authenticated principal '{principal}' does not match principal "
-                                 f"'{info.get('principal')}' set in `FrameworkInfo`")
-        return info
+        """The FrameworkInfo of a validated SUBSCRIBE (call_validation checked its roles): the place for
+        the checks that need the master's state (issue 14's ACLs). Raises CallError."""
+        return call["subscribe"]["framework_info"]
 
     def subscribe(self, call: dict[str, Any], info: dict[str, Any], stream: Outbox, principal: str | None,
                   stream_id: str) -> str:
@@ -388,15 +366,7 @@ class Master:
         self.agent_registry.send_kill(task)
 
     def _call_acknowledge(self, fw: FrameworkRec, body: dict) -> None:
-        agent_id, task_id, uid = value(body.get("agent_id")), value(body.get("task_id")), body.get("uuid")
-        if not agent_id or not task_id or not isinstance(uid, str):
-            raise CallError(400, "Failed to validate scheduler::Call: Expecting 'agent_id', 'task_id' and 'uuid'")
-        try:
-            if len(base64.b64decode(uid, validate=True)) != 16:
-                raise ValueError
-        except (binascii.Error, ValueError):
-            raise CallError(400, f"Failed to validate scheduler::Call: '{uid}' is not a valid UUID") from None
-        self.agent_registry.forward_ack(fw, agent_id, task_id, uid)
+        self.agent_registry.forward_ack(fw, value(body["agent_id"]), value(body["task_id"]), body["uuid"])
 
     def _call_reconcile(self, fw: FrameworkRec, body: dict) -> None:
         asked = [(value(t.get("task_id")), value(t.get("agent_id"))) for t in body.get("tasks") or []
@@ -437,6 +407,10 @@ class Master:
     def _call_request(self, fw: FrameworkRec, body: dict) -> None:
         self.count("master/messages_resource_request")
 
+    def _call_reconcile_operations(self, fw: FrameworkRec, body: dict) -> dict[str, Any]:
+        """No offer operation but LAUNCH/LAUNCH_GROUP exists here, so there is no operation status to report."""
+        return {"type": "RECONCILE_OPERATIONS", "reconcile_operations": {"operation_statuses": []}}
+
     def _master_update(self, fw: FrameworkRec, task_id: str, state: str, reason: str, message: str) -> None:
         """A status the master makes itself (no uuid: frameworks do not acknowledge it)."""
         self.count(f"master/tasks_{state[5:].lower()}")
@@ -475,9 +449,16 @@ class Master:
         agent.offers.add(offer.id)
         if self.cfg.offer_timeout is not None:
             offer.timer = self.loop.call_later(self.cfg.offer_timeout, self.remove_offer, offer.id, True)
+        # A MULTI_ROLE framework learns from allocation_info which of its roles an offer is for
+        # (and must hand it back in ACCEPT); others get offers without it, as from Mesos.
+        role = self.frameworks[g.framework_id].allocation_role
         out = {"id": {"value": offer.id}, "framework_id": {"value": g.framework_id},
                "agent_id": {"value": g.agent_id}, "hostname": agent.hostname,
-               "resources": g.resources.to_json(), "attributes": agent.attributes}
+               "resources": g.resources.to_json(allocation_role=role)}
+        if agent.attributes:
+            out["attributes"] = agent.attributes
+        if role is not None:
+            out["allocation_info"] = {"role": role}
         url = agent.url()
         if url:
             out["url"] = url

@@ -106,6 +106,12 @@ class FrameworkRec:
     def has_capability(self, name: str) -> bool:
         return any(c.get("type") == name for c in self.info.get("capabilities") or [])
 
+    @property
+    def allocation_role(self) -> str | None:
+        """The role written in allocation_info of what this framework is offered and holds (MULTI_ROLE
+        frameworks only; Mesos leaves allocation_info out for the others' offers)."""
+        return self.role if self.has_capability("MULTI_ROLE") else None
+
 
 @dataclass
 class AgentRec:

@@ -1,0 +1,119 @@
+"""`POST /api/v1/scheduler` (and `/master/api/v1/scheduler`): the v1 scheduler API in JSON or protobuf.
+
+The handler only translates: the body is decoded and validated by
+mesos/api (codec, call_validation) into the dict form the Master handles,
+and events go out in the format the framework subscribed with (chosen by
+Accept on SUBSCRIBE, exactly as Mesos chooses: JSON when acceptable, else
+protobuf, else 406). Accept is checked on SUBSCRIBE only; other calls
+answer 202 with no body, whatever they accept (Mesos does the same).
+
+Answers, in Mesos's order (tests/fixtures/apache_mesos/errors/): 503 with no
+leader, 307 to `//LEADER/master/api/v1/scheduler` from a standby, 405 with
+`Allow: POST`, 401 without credentials when the master has some, 400/415
+for the body, 400 "Failed to validate scheduler::Call: ..." for a call Mesos
+refuses, then the framework checks of `Master.check_call` (400 unknown
+framework or stream, 403 not subscribed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+from aiohttp import web
+
+from scylla_singa.mesos.api.call_validation import validate_scheduler_call
+from scylla_singa.mesos.api.codec import SCHEDULER, CodecError, encode_response, response_media_type
+from scylla_singa.mesos.api.http_answers import (CallRefused, accepted, method_not_allowed, read_call, redirect,
+                                                 text)
+from .credentials import authenticate
+from .event_stream import EventStream
+from .master_core import Master
+from .master_records import CallError
+
+
+def leader_redirect(master: Master, path: str) -> web.Response | None:
+    """What a master that does not lead answers instead of serving `path`: 503 or 307 (None: it leads)."""
+    if master.leader_address is None:
+        return None
+    if master.leader_address == "":
+        return text(503, "No leader elected")
+    return redirect(f"//{master.leader_address}/master{path.removeprefix('/master')}")
+
+
+class SchedulerEndpoint:
+    """The scheduler API of one Master (see the module docstring)."""
+
+    def __init__(self, master: Master) -> None:
+        self.m = master
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        not_leading = leader_redirect(self.m, request.path)
+        if not_leading is not None:
+            return not_leading
+        if request.method != "POST":
+            return method_not_allowed(request.method)
+        principal = None
+        if self.m.cfg.credentials is not None:
+            principal = authenticate(request.headers.get("Authorization"), self.m.cfg.credentials)
+            if principal is None:
+                return web.Response(status=401, text="Unauthorized",
+                                    headers={"WWW-Authenticate": 'Basic realm="mesos"'})
+        try:
+            call, _ = await read_call(request, SCHEDULER, lambda c: validate_scheduler_call(c, principal))
+        except CallRefused as refused:
+            return refused.response
+        if self.m.stopping:
+            # pymesos aborts its driver on any non-2xx answer to a call: while this master shuts
+            # down, calls are accepted and dropped (ACKs are redone against the next master) and
+            # SUBSCRIBE gets 503, which pymesos retries.
+            return text(503, "Master is shutting down") if call["type"] == "SUBSCRIBE" else accepted()
+        if call["type"] == "UNKNOWN":
+            return text(501, "Received 'UNKNOWN' call")
+        try:
+            if call["type"] == "SUBSCRIBE":
+                return await self._subscribe(request, call, principal)
+            fw = self.m.check_call(call, request.headers.get("Mesos-Stream-Id"), principal)
+            answer = self.m.handle_call(fw, call)
+        except CallError as exc:
+            return text(exc.status, exc.message)
+        if answer is not None:  # a call with a Response (RECONCILE_OPERATIONS)
+            return _response(request, answer)
+        return accepted()
+
+    async def _subscribe(self, request: web.Request, call: dict[str, Any], principal: str | None
+                         ) -> web.StreamResponse:
+        try:
+            media_type = response_media_type(request.headers.get("Accept"))
+        except CodecError as exc:
+            return text(exc.status, exc.message)
+        if "Mesos-Stream-Id" in request.headers:
+            return text(400, "Subscribe calls should not include the 'Mesos-Stream-Id' header")
+        info = self.m.check_subscribe(call, principal)
+        stream_id = str(uuid.uuid4())
+        resp = web.StreamResponse(status=200, headers={"Content-Type": media_type, "Mesos-Stream-Id": stream_id,
+                                                       "Cache-Control": "no-cache"})
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
+        stream = EventStream(resp, SCHEDULER, media_type)
+        fw_id = self.m.subscribe(call, info, stream, principal, stream_id)
+        try:
+            await stream.pump()
+            await resp.write_eof()
+        except (ConnectionError, asyncio.CancelledError, RuntimeError):
+            pass
+        finally:
+            stream.closed = True
+            self.m.stream_closed(fw_id, stream)
+        return resp
+
+
+def _response(request: web.Request, response: dict[str, Any]) -> web.Response:
+    """A scheduler Response body in the format the caller accepts (JSON when it may)."""
+    try:
+        media_type = response_media_type(request.headers.get("Accept"))
+    except CodecError as exc:
+        return text(exc.status, exc.message)
+    return web.Response(status=200, body=encode_response(SCHEDULER, response, media_type),
+                        content_type=media_type)
