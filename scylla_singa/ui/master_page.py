@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 import aiohttp
 from aiohttp import web
 
-from scylla_singa.mesos.master.operator_views import master_state_json, metrics_json
+from scylla_singa.mesos.master.master_metrics import metrics_json
+from scylla_singa.mesos.master.operator_views import master_state_json
 from . import assets
 from .agent_files import LogError, parse_request, read_task_file
 from .master_view import cluster_metrics, cluster_view
@@ -38,7 +39,7 @@ class MasterPage:
         return assets.page("master.html")
 
     async def state(self, request: web.Request) -> web.Response:
-        return web.json_response(cluster_view(master_state_json(self.m), metrics_json(self.m), time.time()),
+        return web.json_response(cluster_view(master_state_json(self.m, extras=True), metrics_json(self.m), time.time()),
                                  headers={"Cache-Control": "no-store"})
 
     async def metrics(self, request: web.Request) -> web.Response:

@@ -25,7 +25,7 @@ RECORDED_STREAM = "93eddc07-fc6c-4966-90a8-45d98409cbbc"
 PARSER_DEPENDENT = "Failed to parse body into JSON: "
 # Answers that come with a stream or an event rather than a text: checked in their own tests.
 STREAMS = {"subscribe-unknown-framework-id", "accept-unknown-offer", "accept-unknown-offer-partition-aware"}
-OPERATOR_API = {"get-operator", "operator-bad-accept", "operator-get-metrics-no-payload", "operator-unknown-call"}
+
 
 
 def _recorded(name: str) -> dict[str, Any]:
@@ -33,7 +33,7 @@ def _recorded(name: str) -> dict[str, Any]:
 
 
 def _names() -> list[str]:
-    return sorted(p.stem for p in ERRORS.glob("*.json") if p.stem not in STREAMS | OPERATOR_API)
+    return sorted(p.stem for p in ERRORS.glob("*.json") if p.stem not in STREAMS)
 
 
 def _ours(value: str, framework_id: str, stream_id: str, unknown: str) -> str:
@@ -92,3 +92,26 @@ def test_accept_of_an_unknown_offer_answers_202_then_the_update_mesos_sent(clust
     for key in ("message", "source", "reason"):
         assert update[key] == expected[key], key
     assert update["task_id"] == expected["task_id"]
+
+
+STANDBY = ERRORS.parent / "zk-3-masters" / "standby"
+RECORDED_LEADER = "172.31.250.22:5050"
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in STANDBY.glob("*.json")))
+def test_a_standby_answers_as_a_mesos_standby_did(cluster, name: str) -> None:
+    """Redirects to the leader where Mesos redirects (307, `//LEADER/master/...`), serves the rest itself."""
+    m = cluster(0)
+    leader = "192.0.2.10:5050"   # documentation range; never contacted
+
+    async def demote() -> None:
+        m.server.master.leader_address = leader
+    m.call(demote())
+    recorded = json.loads((STANDBY / f"{name}.json").read_text())
+    request, expected = recorded["request"], recorded["response"]
+    body = request.get("body")
+    status, headers, _ = post(m.master_address, request["path"], json.dumps(body).encode() if body else b"",
+                              request["headers"], method=request["method"])
+    assert status == expected["status"]
+    if "Location" in expected["headers"]:
+        assert headers["Location"] == expected["headers"]["Location"].replace(RECORDED_LEADER, leader)

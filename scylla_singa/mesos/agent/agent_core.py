@@ -24,7 +24,7 @@ from typing import Any
 
 from scylla_singa.common.files import read_json, write_json_atomic
 from scylla_singa.common.transition_table import Event, Instruction, InvalidTransition
-from scylla_singa.mesos.api.fields import new_id, value
+from scylla_singa.mesos.api.fields import VERSION, new_id, value
 from scylla_singa.mesos.api.protocol import make_status, new_uuid_b64
 from scylla_singa.mesos.api.resources import Resources
 from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
@@ -45,6 +45,7 @@ class AgentInfo:
     attributes: list[dict[str, Any]] = field(default_factory=list)
     port: int = 0
     ip: str = "127.0.0.1"
+    pid: str | None = None   # its libprocess-style pid; None: slave(1)@ip:port (a fleet numbers its agents)
 
 
 class AgentCore:
@@ -68,12 +69,26 @@ class AgentCore:
         self.healthy = True           # False while the containerizer (the Docker engine) does not answer
         self.health_message = ""
         self._bg: set[asyncio.Task] = set()
+        # for /state and /metrics/snapshot: frameworks the master shut down here, event counters,
+        # the engine's image checks (Mesos's image pulls), how long recovery took
+        self.shut_down_frameworks: set[str] = set()
+        self.counters: dict[str, float] = {}
+        self.image_pull_ms: deque[float] = deque(maxlen=1000)
+        self.recovery_s = 0.0
+
+    @property
+    def pid(self) -> str:
+        return self.info.pid or f"slave(1)@{self.info.ip}:{self.info.port}"
+
+    def count(self, key: str, n: float = 1) -> None:
+        self.counters[key] = self.counters.get(key, 0) + n
 
     # ---- registration ---------------------------------------------------
     def registration(self) -> dict[str, Any]:
         """The REGISTER message: who we are and every task we still hold."""
         agent: dict[str, Any] = {"hostname": self.info.hostname, "port": self.info.port, "ip": self.info.ip,
-                                 "resources": self.info.resources.to_json(), "attributes": self.info.attributes}
+                                 "resources": self.info.resources.to_json(), "attributes": self.info.attributes,
+                                 "pid": self.pid, "version": VERSION}
         if not self.healthy:
             agent["healthy"], agent["health"] = False, self.health_message
         if self.agent_id:
@@ -129,6 +144,7 @@ class AgentCore:
         elif kind == "ACK":
             self._ack(msg)
         elif kind == "SHUTDOWN_FRAMEWORK":
+            self.shut_down_frameworks.add(str(msg.get("framework_id")))
             for task in [t for t in self.tasks.values() if t.framework_id == msg.get("framework_id")]:
                 self._event(task, Event("kill", {"grace_s": self.default_grace}))
 
@@ -150,9 +166,12 @@ class AgentCore:
                 task.sandbox = self._make_sandbox(task)
                 self._save(task)
                 uris = (task.info.get("command") or {}).get("uris") or []
-                await fetch_all(uris, task.sandbox, self.hdfs_url)
+                if uris:
+                    await fetch_all(uris, task.sandbox, self.hdfs_url)
+                    self.count("fetches_succeeded")
             await self.runner.launch(task, emit)
         except FetchError as exc:
+            self.count("fetches_failed")
             emit(Event("launch_failed", {"reason": "REASON_CONTAINER_LAUNCH_FAILED",
                                          "message": f"Failed to fetch URIs: {exc}"}))
         except asyncio.CancelledError:
@@ -205,8 +224,11 @@ class AgentCore:
         status = make_status(task.task_id, data["state"], agent_id=self.agent_id, reason=data.get("reason"),
                              message=data.get("message"), uuid_b64=new_uuid_b64(),
                              container_status=data.get("container_status"),
-                             executor_id=task.task_id)
+                             executor_id=task.executor_id)
+        self._count_update(task, status)
         task.last_status = status
+        task.statuses.append(status)
+        del task.statuses[:-8]
         task.pending.append(status)
         if len(task.pending) == 1:
             self._send_head(task)
@@ -220,6 +242,16 @@ class AgentCore:
         task.send_count += 1
         self.send({"type": "STATUS", "agent_id": self.agent_id, "framework_id": task.framework_id,
                    "status": head})
+
+    def _count_update(self, task: AgentTask, status: dict[str, Any]) -> None:
+        self.count("status_updates")
+        state = status["state"]
+        if state in TERMINAL_TASK_STATES:
+            self.count(f"tasks_{state[5:].lower()}")
+            if task.executor_info is None:
+                self.count("executors_terminated")   # a command task's executor ends with it
+        if status.get("reason") == "REASON_CONTAINER_LAUNCH_FAILED":
+            self.count("launch_errors")
 
     def _ack(self, msg: dict[str, Any]) -> None:
         task = self.tasks.get((msg.get("framework_id"), msg.get("task_id")))
@@ -259,6 +291,13 @@ class AgentCore:
         """Load the agent id and tasks from the work dir and let the runner follow them again."""
         if self.work_dir is None:
             return
+        started = time.monotonic()
+        try:
+            await self._recover()
+        finally:
+            self.recovery_s = time.monotonic() - started
+
+    async def _recover(self) -> None:
         meta = read_json(self.work_dir / "meta" / "agent.json", {}) or {}
         self.agent_id = meta.get("agent_id")
         for path in sorted((self.work_dir / "meta" / "tasks").glob("*.json")):
@@ -287,6 +326,7 @@ class AgentCore:
             if task.sandbox and task.finished_at and now - task.finished_at > delay_s and task.sandbox.exists():
                 shutil.rmtree(task.sandbox, ignore_errors=True)
                 removed += 1
+        self.count("gc_removals", removed)
         return removed
 
     def _spawn(self, coro) -> asyncio.Task:

@@ -41,6 +41,9 @@ class AgentTask:
     handle: Any = None          # runner-private (container, process, timer)
     kill_requested: bool = False
     agent_id: str = ""
+    statuses: list[dict[str, Any]] = field(default_factory=list)  # the last updates sent, oldest first
+    pid: int | None = None      # its main process, when the runner knows it (container statistics)
+    group: dict[str, Any] | None = None   # the default executor's ExecutorInfo when part of a task group
 
     @property
     def task_id(self) -> str:
@@ -54,12 +57,24 @@ class AgentTask:
     def state(self) -> str:
         return self.lifecycle.state
 
+    @property
+    def executor_info(self) -> dict[str, Any] | None:
+        """The ExecutorInfo it runs under: its framework's custom executor, or its group's default one
+        (None: a command task, its own executor)."""
+        return self.info.get("executor") or self.group
+
+    @property
+    def executor_id(self) -> str:
+        """Its executor's id; a command task's executor has the task's id (as in Mesos)."""
+        executor = self.executor_info
+        return value((executor or {}).get("executor_id")) or self.task_id
+
     def to_json(self) -> dict[str, Any]:
         """What survives an agent restart."""
         return {"framework_id": self.framework_id, "framework": self.framework, "task": self.info,
                 "state": self.state, "container_id": self.container_id,
                 "sandbox": str(self.sandbox) if self.sandbox else None, "pending": self.pending,
-                "last_status": self.last_status, "finished_at": self.finished_at}
+                "last_status": self.last_status, "finished_at": self.finished_at, "group": self.group}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> AgentTask:
@@ -69,7 +84,9 @@ class AgentTask:
                    data.get("container_id") or "", Path(data["sandbox"]) if data.get("sandbox") else None)
         task.pending = list(data.get("pending") or [])
         task.last_status = data.get("last_status")
+        task.statuses = [task.last_status] if task.last_status else []
         task.finished_at = data.get("finished_at")
+        task.group = data.get("group")
         return task
 
 

@@ -10,6 +10,7 @@ handler receives a validated dict or never runs.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +24,12 @@ MAX_BODY = 16 * 1024 * 1024
 
 def text(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
     return web.Response(status=status, text=message, headers=headers)
+
+
+def json_answer(data: Any, status: int = 200) -> web.Response:
+    """JSON with the Content-Type Mesos writes: exactly `application/json` (no charset)."""
+    return web.Response(status=status, body=json.dumps(data, separators=(",", ":")).encode(),
+                        headers={"Content-Type": "application/json"})
 
 
 def accepted() -> web.Response:
@@ -45,9 +52,9 @@ async def mesos_not_found(request: web.Request, handler: Callable[[web.Request],
     """An unknown path answers as libprocess does: 404 with the text "404 Not Found."."""
     try:
         return await handler(request)
-    except web.HTTPNotFound as exc:
-        if exc.text and exc.text != "404: Not Found":
-            raise  # a handler's own 404 with its reason
+    except web.HTTPNotFound:
+        if request.match_info.http_exception is None:
+            raise  # a handler's own 404, with its own body
         return text(404, "404 Not Found.")
 
 

@@ -148,6 +148,15 @@ class Resources:
             out[k] = "{" + ",".join(sorted(v)) + "}"
         return out
 
+    def quantities(self) -> dict[str, float]:
+        """How much of each resource, as /master/roles writes it: scalars, and ranges and sets by their size."""
+        out: dict[str, float] = dict(self.scalars)
+        for k, v in self.ranges.items():
+            out[k] = float(sum(e - b + 1 for b, e in v))
+        for k, v in self.sets.items():
+            out[k] = float(len(v))
+        return dict(sorted(out.items()))
+
     # ---- algebra ------------------------------------------------------
     def __add__(self, other: Resources) -> Resources:
         scalars = dict(self.scalars)

@@ -19,10 +19,11 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from scylla_singa.common.transition_table import Event
-from scylla_singa.mesos.api.fields import value
+from scylla_singa.mesos.api.fields import VERSION, value
 from scylla_singa.mesos.api.protocol import make_status, update_event
 from scylla_singa.mesos.api.resources import ResourceError, Resources
 from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
+from .master_metrics import count_terminal
 from .master_records import AgentRec, Outbox, TaskRec
 from .registration_lifecycles import AgentLinkLifecycle
 
@@ -75,6 +76,8 @@ class AgentRegistry:
                 for agent_id in list(self.links.get(link, ())):
                     agent = self.agents.get(agent_id)
                     if agent is not None and agent.link is link:
+                        self.master.count("master/slave_removals/reason_unhealthy")
+                        self.master.count("master/slave_unreachable_completed")
                         for ins in agent.lifecycle.handle(Event("unreachable")):
                             self._agent_instruction(agent, ins.kind, {"message": (
                                 f"Agent {agent.hostname} unreachable: no answer to pings for {silent:.0f}s")})
@@ -95,7 +98,7 @@ class AgentRegistry:
             agent = self.agents.get(msg.get("agent_id"))
             if agent is not None and agent.link is link:
                 agent.healthy, agent.health_message = bool(msg.get("healthy")), str(msg.get("message") or "")
-                self._apply_health(agent)
+                self.apply_health(agent)
 
     # ---- registration -------------------------------------------------
     def _register(self, link: Outbox, msg: dict[str, Any]) -> None:
@@ -116,7 +119,13 @@ class AgentRegistry:
             agent = AgentRec(agent_id, info.get("hostname") or "localhost", int(info.get("port") or 0),
                              info.get("ip") or info.get("hostname") or "127.0.0.1", total,
                              list(info.get("attributes") or []), AgentLinkLifecycle("NEW"), time.time())
+            agent.version = str(info.get("version") or VERSION)
             self.agents[agent_id] = agent
+        else:
+            agent.reregistered_time = time.time()
+        agent.pid = str(info.get("pid") or f"slave(1)@{agent.ip}:{agent.port}")
+        self.master.count("master/messages_reregister_slave" if info.get("agent_id") else
+                          "master/messages_register_slave")
         if agent.link is not None and agent.link is not link and agent.link in self.links:
             self.links[agent.link].discard(agent_id)
         agent.link = link
@@ -125,14 +134,15 @@ class AgentRegistry:
         event = "reregister" if info.get("agent_id") else "register"
         for ins in agent.lifecycle.handle(Event(event)):
             self._agent_instruction(agent, ins.kind, info, ref)
-        self._apply_health(agent)
+        self.apply_health(agent)
         self.master.answer_parked(agent.id)
 
-    def _apply_health(self, agent: AgentRec) -> None:
-        """Offer a connected agent's resources only while it is healthy (Mesos: DEACTIVATE_AGENT)."""
+    def apply_health(self, agent: AgentRec) -> None:
+        """Offer a connected agent's resources only while it is healthy and not deactivated by the
+        operator (Mesos: DEACTIVATE_AGENT)."""
         if not agent.active:
             return
-        if agent.healthy:
+        if agent.healthy and not agent.operator_deactivated:
             self.master.allocator.activate_agent(agent.id)
             self.master.schedule_allocation()
         else:
@@ -145,11 +155,13 @@ class AgentRegistry:
         if kind == "add":
             self.master.allocator.add_agent(agent.id, agent.total)
             self.master.count("master/slave_registrations")
+            self.master.operator_events.agent_added(agent)
         elif kind == "registered":
             agent.link.send({"type": "REGISTERED", "ref": ref, "agent_id": agent.id,
                              "ping_timeout_s": self.agent_ping_timeout})
             self.master.schedule_allocation()
         elif kind == "reconcile":
+            self.master.count("master/slave_reregistrations")
             self._reconcile_agent(agent, (info or {}).get("tasks") or [])
         elif kind == "activate":
             if agent.timer:
@@ -165,7 +177,7 @@ class AgentRegistry:
             agent.timer = self.master.loop.call_later(self.master.cfg.agent_reregister_timeout, self._agent_timeout,
                                                       agent.id)
         elif kind == "remove":
-            self._remove_agent(agent, (info or {}).get("message"))
+            self.remove_agent(agent, (info or {}).get("message"))
 
     def _agent_event(self, agent: AgentRec, kind: str) -> None:
         for ins in agent.lifecycle.handle(Event(kind)):
@@ -233,7 +245,16 @@ class AgentRegistry:
         agent.tasks[(fw_id, task_id)] = task
         return task
 
-    def _remove_agent(self, agent: AgentRec, message: str | None = None) -> None:
+    def mark_gone(self, agent: AgentRec) -> None:
+        """MARK_AGENT_GONE: remove the agent (its tasks are lost) and make it kill them; its id never returns."""
+        link = agent.link
+        for ins in agent.lifecycle.handle(Event("unreachable")):
+            self._agent_instruction(agent, ins.kind, {"message": f"Agent {agent.hostname} marked gone by the operator"})
+        if link is not None:
+            link.send({"type": "REREGISTER_REFUSED", "agent_id": agent.id,
+                       "message": "Agent marked gone by the operator"})
+
+    def remove_agent(self, agent: AgentRec, message: str | None = None) -> None:
         """The agent did not come back (or is unreachable): its tasks are lost, frameworks get FAILURE."""
         for offer_id in list(agent.offers):
             self.master.remove_offer(offer_id, rescind=True, recover=False)
@@ -250,6 +271,7 @@ class AgentRegistry:
         self.agents.pop(agent.id, None)
         self.removed_agents.add(agent.id)
         self.master.count("master/slave_removals")
+        self.master.operator_events.agent_removed(agent.id)
         for fw in self.master.frameworks.values():
             if fw.stream:
                 fw.stream.send({"type": "FAILURE", "failure": {"agent_id": {"value": agent.id}}})
@@ -268,7 +290,9 @@ class AgentRegistry:
                 self._finish_task(task, status)
             else:
                 task.record(status)
+                self.master.operator_events.task_updated(task, status)
         self.master.count("master/messages_status_update")
+        self.master.count("master/valid_status_updates")
         if fw is None:
             agent = self.agents.get(agent_id)
             if agent is not None and agent.link and status.get("uuid"):
@@ -284,6 +308,8 @@ class AgentRegistry:
         agent = self.agents.get(task.agent_id)
         if fw is None or fw.tasks.get(task.task_id) is not task:
             return  # already finished (a retried update)
+        self.master.operator_events.task_updated(task, status)
+        count_terminal(self.master, fw, status)
         del fw.tasks[task.task_id]
         fw.completed.append(task)
         self.master.count(f"master/tasks_{task.state[5:].lower()}")

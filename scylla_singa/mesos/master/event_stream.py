@@ -50,15 +50,28 @@ class EventStream(QueuedOutbox):
     """
 
     def __init__(self, resp: web.StreamResponse, api: Api = SCHEDULER,
-                 media_type: MediaType = MediaType.JSON) -> None:
+                 media_type: MediaType = MediaType.JSON, as_mesos: bool = False) -> None:
         super().__init__()
         self.resp = resp
         self.api = api
         self.media_type = media_type
+        self.as_mesos = as_mesos   # JSON with Mesos's defaults (the operator API); costlier
+        # what was sent, for the subscriber's metrics: events/<type>, offers/sent, offers/rescinded
+        self.counts: dict[str, float] = {}
+
+    def _count(self, message: dict[str, Any]) -> None:
+        kind = str(message.get("type", "")).lower()
+        counts = self.counts
+        counts[f"events/{kind}"] = counts.get(f"events/{kind}", 0) + 1
+        if kind == "offers":
+            counts["offers/sent"] = counts.get("offers/sent", 0) + len(message["offers"].get("offers") or ())
+        elif kind == "rescind":
+            counts["offers/rescinded"] = counts.get("offers/rescinded", 0) + 1
 
     def _frame(self, message: dict[str, Any]) -> bytes:
+        self._count(message)
         try:
-            return recordio.encode(encode_event(self.api, message, self.media_type))
+            return recordio.encode(encode_event(self.api, message, self.media_type, as_mesos=self.as_mesos))
         except (ValueError, TypeError) as exc:
             log.error("cannot encode %s event %s: %s", self.api.name, message.get("type"), exc)
             return b""

@@ -13,11 +13,12 @@ import asyncio
 import itertools
 import time
 import uuid
+from collections import deque
 from typing import Any
 
 from scylla_singa.common.transition_table import Event
 from scylla_singa.mesos.api.container_info import SpecError, validate_container
-from scylla_singa.mesos.api.fields import VERSION, value
+from scylla_singa.mesos.api.fields import VERSION, ipv4_as_uint32, ipv4_of, value
 from scylla_singa.mesos.api.protocol import make_status, update_event
 from scylla_singa.mesos.api.resources import ResourceError, Resources
 from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
@@ -25,6 +26,8 @@ from .agent_registry import AgentRegistry
 from .allocator import Grant, make_allocator
 from .master_store import MasterStore
 from .master_records import CallError, FrameworkRec, MasterConfig, OfferRec, Outbox, TaskRec
+from .master_metrics import count_terminal
+from .operator_events import OperatorEvents
 from .registration_lifecycles import FrameworkLifecycle
 
 DEFAULT_REFUSE_S = 5.0
@@ -42,11 +45,13 @@ class Master:
             self.allocator.set_role_weight(role, weight)
         self.frameworks: dict[str, FrameworkRec] = {}
         self.completed_frameworks: list[FrameworkRec] = []
+        self.removed_framework_ids: set[str] = set()   # torn down or timed out: never subscribed again
         self.offers: dict[str, OfferRec] = {}
         self.store = MasterStore(config.work_dir)
         self.counters: dict[str, float] = {}
         self.last_allocation_s = 0.0
         self.allocation_runs = 0
+        self.allocation_ms: deque[float] = deque(maxlen=1000)   # the recent rounds' durations (metrics)
         self.loop: asyncio.AbstractEventLoop | None = None
         self._ids = itertools.count(1)
         self._alloc_pending = False
@@ -59,6 +64,8 @@ class Master:
         self.recovery_deadline: float | None = None
         self.parked_reconciliations: dict[str, list[tuple[str, str]]] = {}  # agent id -> [(framework, task)]
         self.agent_registry = AgentRegistry(self)
+        self.operator_events = OperatorEvents(self)
+        self.elected_time: float | None = None
 
     # ---- lifecycle of the master itself --------------------------------
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -80,6 +87,7 @@ class Master:
             if fw.stream:
                 fw.stream.close()
         self.agent_registry.close_links()
+        self.operator_events.close()
         self.store.flush()
 
     def became_leader(self) -> None:
@@ -92,6 +100,7 @@ class Master:
         recovered from its registry, so frameworks that re-subscribe to a new
         leader before the agents do not take running tasks for lost.
         """
+        self.elected_time = time.time()
         self.recovery_deadline = self.now() + self.cfg.agent_reregister_timeout
         if self.loop is not None:
             self._periodic["end_recovery"] = self.loop.call_later(self.cfg.agent_reregister_timeout,
@@ -178,15 +187,22 @@ class Master:
         fw_id = value(call.get("framework_id")) or value(info.get("id")) or self.next_id("")
         info = {**info, "id": {"value": fw_id}}
         fw = self.frameworks.get(fw_id)
+        added = fw is None
         if fw is None:
             fw = FrameworkRec(fw_id, info, _role(info), FrameworkLifecycle("NEW"), time.time())
             fw.completed = type(fw.completed)(maxlen=self.cfg.max_completed_tasks)
             self.frameworks[fw_id] = fw
             self.allocator.add_framework(fw_id, fw.role, active=False)
+        if not added and fw.lifecycle.state != "NEW" or added and call.get("framework_id"):
+            # a re-subscription, or one with an id this master does not know (Mesos takes it as a
+            # framework failing over from a former master)
+            fw.reregistered_time = time.time()
         old_stream, fw.info, fw.principal = fw.stream, info, principal
         fw.stream, fw.stream_id = stream, stream_id
+        fw.unregistered_time = 0.0
         for ins in fw.lifecycle.handle(Event("subscribe")):
             self._framework_instruction(fw, ins.kind, old_stream)
+        (self.operator_events.framework_added if added else self.operator_events.framework_updated)(fw)
         return fw.id
 
     def _framework_instruction(self, fw: FrameworkRec, kind: str, old_stream: Outbox | None = None) -> None:
@@ -210,6 +226,7 @@ class Master:
         elif kind == "deactivate":
             self.allocator.deactivate_framework(fw.id)
             fw.stream, fw.stream_id = None, None
+            fw.unregistered_time = time.time()
         elif kind == "rescind_offers":
             for offer_id in list(fw.offers):
                 self.remove_offer(offer_id, rescind=False)
@@ -228,6 +245,7 @@ class Master:
             return
         for ins in fw.lifecycle.handle(Event("stream_closed")):
             self._framework_instruction(fw, ins.kind)
+        self.operator_events.framework_updated(fw)
 
     def failover_expired(self, fw_id: str) -> None:
         fw = self.frameworks.get(fw_id)
@@ -245,6 +263,7 @@ class Master:
         self.frameworks[fw_id] = fw
         self.allocator.add_framework(fw_id, fw.role, active=False)
         fw.failover_timer = self.loop.call_later(failover_timeout, self.failover_expired, fw_id)
+        self.operator_events.framework_added(fw)
         return fw
 
     def _remove_framework(self, fw: FrameworkRec) -> None:
@@ -256,11 +275,14 @@ class Master:
         self.agent_registry.shutdown_framework_on_agents(fw)
         self.allocator.remove_framework(fw.id)
         self.frameworks.pop(fw.id, None)
+        self.removed_framework_ids.add(fw.id)
+        fw.unregistered_time = fw.unregistered_time or time.time()
         self.completed_frameworks.append(fw)
         del self.completed_frameworks[:-50]
         self.store.remove(fw.id)
         self._persist_soon()
         self.schedule_allocation()
+        self.operator_events.framework_removed(fw)
 
     def _persist_soon(self) -> None:
         if not self._persist_pending and self.loop:
@@ -346,11 +368,14 @@ class Master:
             state = "TASK_DROPPED" if fw.has_capability("PARTITION_AWARE") else "TASK_LOST"
             self._master_update(fw, task_id, state, "REASON_AGENT_REMOVED", "Agent is not connected")
             return remaining
-        rec = TaskRec(fw.id, task_id, agent_id, task, need)
-        rec.record(make_status(task_id, "TASK_STAGING", agent_id=agent_id, source="SOURCE_MASTER"))
+        rec = TaskRec(fw.id, task_id, agent_id, task, need, role=fw.allocation_role or fw.role,
+                      executor_id=value((task.get("executor") or {}).get("executor_id")) or "")
+        # STAGING is the master's own state of the task, never a status update: Mesos's
+        # task.statuses start with the executor's first update (TASK_STARTING), and so do ours.
         fw.tasks[task_id] = rec
         agent.tasks[(fw.id, task_id)] = rec
         self.count("master/tasks_launched")
+        self.operator_events.task_added(rec)
         agent.link.send({"type": "RUN_TASK", "agent_id": agent_id, "framework_id": fw.id,
                          "framework": _framework_brief(fw), "task": task})
         return remaining - need
@@ -414,9 +439,10 @@ class Master:
     def _master_update(self, fw: FrameworkRec, task_id: str, state: str, reason: str, message: str) -> None:
         """A status the master makes itself (no uuid: frameworks do not acknowledge it)."""
         self.count(f"master/tasks_{state[5:].lower()}")
+        status = make_status(task_id, state, source="SOURCE_MASTER", reason=reason, message=message)
+        count_terminal(self, fw, status)
         if fw.stream:
-            fw.stream.send(update_event(make_status(task_id, state, source="SOURCE_MASTER",
-                                                    reason=reason, message=message)))
+            fw.stream.send(update_event(status))
 
     # ---- offers and allocation ------------------------------------------
     def schedule_allocation(self) -> None:
@@ -433,6 +459,7 @@ class Master:
         grants = self.allocator.allocate(self.now())
         self.last_allocation_s = time.perf_counter() - started
         self.allocation_runs += 1
+        self.allocation_ms.append(self.last_allocation_s * 1000.0)
         by_fw: dict[str, list[dict[str, Any]]] = {}
         for g in grants:
             by_fw.setdefault(g.framework_id, []).append(self._make_offer(g))
@@ -462,6 +489,7 @@ class Master:
         url = agent.url()
         if url:
             out["url"] = url
+        offer.message = out
         return out
 
     def remove_offer(self, offer_id: str, rescind: bool = True, recover: bool = True,
@@ -488,11 +516,16 @@ class Master:
         for fw in self.frameworks.values():
             if fw.stream:
                 fw.stream.send({"type": "HEARTBEAT"})
+        self.operator_events.heartbeat()
 
     def master_info(self) -> dict[str, Any]:
+        """This master's MasterInfo as Mesos writes it: `ip` as a little-endian uint32, `pid`, and no
+        capabilities (AGENT_UPDATE, AGENT_DRAINING and QUOTA_V2 name calls this master does not serve;
+        QUOTA_V2 would also break mesos-go v0.0.11's JSON decoder, see README)."""
         host = self.cfg.advertise_host or self.cfg.host
-        return {"id": self.id, "ip": 0, "port": self.cfg.port, "hostname": host, "version": VERSION,
-                "address": {"hostname": host, "ip": host, "port": self.cfg.port}}
+        ip = ipv4_of(host)
+        return {"id": self.id, "ip": ipv4_as_uint32(ip), "port": self.cfg.port, "pid": f"master@{ip}:{self.cfg.port}",
+                "hostname": host, "version": VERSION, "address": {"hostname": host, "ip": host, "port": self.cfg.port}}
 
 
 def _role(info: dict[str, Any]) -> str:

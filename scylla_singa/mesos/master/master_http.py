@@ -13,19 +13,22 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from aiohttp import WSMsgType, web
 
-from scylla_singa.mesos.api.fields import VERSION
-from scylla_singa.mesos.api.http_answers import MAX_BODY, mesos_not_found
+from scylla_singa.mesos.api.fields import build_info
+from scylla_singa.mesos.api.http_answers import MAX_BODY, json_answer, mesos_not_found, redirect, text
 from scylla_singa.mesos.api.protocol import AGENT_WS_PATH, SCHEDULER_PATH
 from .election import LeaderElector, StandaloneElector
 from .master_core import Master
 from .master_records import MasterConfig
-from .operator_views import master_state_json, metrics_json
+from .master_metrics import metrics_json
+from .operator_api import OperatorEndpoint
+from .operator_views import (frameworks_json, master_flags, master_state_json, roles_json, slaves_json,
+                             state_summary_json, tasks_json)
 from .event_stream import QueuedOutbox
-from .scheduler_http import SchedulerEndpoint
+from .scheduler_http import SchedulerEndpoint, leader_redirect
 
 log = logging.getLogger(__name__)
 
@@ -70,20 +73,33 @@ class MasterHTTP:
     def app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_BODY, middlewares=[mesos_not_found])
         scheduler = SchedulerEndpoint(self.m)
-        for path in (SCHEDULER_PATH, "/master" + SCHEDULER_PATH):
-            app.router.add_route("*", path, scheduler.handle)
+        operator = OperatorEndpoint(self.m)
+        for prefix in ("", "/master"):
+            app.router.add_route("*", prefix + SCHEDULER_PATH, scheduler.handle)
+            app.router.add_route("*", prefix + "/api/v1", operator.handle)
+            # Mesos's read-only endpoints; a standby redirects these to the leader (307), as Mesos does
+            for name, view in (("state", self.state), ("state.json", self.state),
+                               ("state-summary", self.state_summary), ("slaves", self.slaves),
+                               ("frameworks", self.frameworks), ("tasks", self.tasks), ("tasks.json", self.tasks),
+                               ("roles", self.roles), ("roles.json", self.roles)):
+                app.router.add_get(f"{prefix}/{name}", self._leading(view))
+            # ... and these every master serves itself
+            app.router.add_get(prefix + "/flags", self.flags)
+            app.router.add_get(prefix + "/health", self.health)
+            app.router.add_get(prefix + "/redirect", self.redirect)
         app.router.add_get(AGENT_WS_PATH, self.agent_ws)
         app.router.add_get("/version", self.version)
-        for path in ("/master/state", "/master/state.json", "/state", "/state.json"):
-            app.router.add_get(path, self.state)
         app.router.add_get("/metrics/snapshot", self.metrics)
-        app.router.add_get("/health", self.health)
-        app.router.add_get("/master/health", self.health)
-        app.router.add_get("/redirect", self.redirect)
-        app.router.add_get("/master/redirect", self.redirect)
         for make_routes in self.extra_routes:  # e.g. the web UI at / and Prometheus at /metrics (scylla_singa.ui)
             app.add_routes(make_routes(self.m))
         return app
+
+    def _leading(self, view: Callable[[web.Request], Awaitable[web.Response]]
+                 ) -> Callable[[web.Request], Awaitable[web.Response]]:
+        """`view` on the leader; elsewhere the redirect (or 503) Mesos answers instead."""
+        async def handler(request: web.Request) -> web.Response:
+            return leader_redirect(self.m, request.path) or await view(request)
+        return handler
 
     # ---- agents -------------------------------------------------------
     async def agent_ws(self, request: web.Request) -> web.StreamResponse:
@@ -115,22 +131,48 @@ class MasterHTTP:
             self.m.agent_registry.link_closed(link)
         return ws
 
-    # ---- operator endpoints -------------------------------------------
+    # ---- read-only endpoints (shapes in operator_views.py) -------------------------
     async def version(self, request: web.Request) -> web.Response:
-        return web.json_response({"version": VERSION, "build_user": "scylla-singa", "git_sha": ""})
+        return json_answer(build_info())
 
     async def state(self, request: web.Request) -> web.Response:
-        return web.json_response(master_state_json(self.m))
+        return json_answer(master_state_json(self.m))
+
+    async def state_summary(self, request: web.Request) -> web.Response:
+        return json_answer(state_summary_json(self.m))
+
+    async def slaves(self, request: web.Request) -> web.Response:
+        return json_answer(slaves_json(self.m))
+
+    async def frameworks(self, request: web.Request) -> web.Response:
+        return json_answer(frameworks_json(self.m, request.query.get("framework_id")))
+
+    async def tasks(self, request: web.Request) -> web.Response:
+        """?limit=N (100; negative: all) &offset=N &order=asc|des &framework_id= &task_id=, as Mesos reads them."""
+        q = request.query
+        try:
+            limit, offset = int(q.get("limit", "100")), int(q.get("offset", "0"))
+        except ValueError:
+            return text(400, "Failed to parse query parameters 'limit' and 'offset': expecting integers")
+        return json_answer(tasks_json(self.m, None if limit < 0 else limit, max(0, offset),
+                                            q.get("order", "des") == "asc", q.get("framework_id"),
+                                            q.get("task_id")))
+
+    async def roles(self, request: web.Request) -> web.Response:
+        return json_answer(roles_json(self.m))
+
+    async def flags(self, request: web.Request) -> web.Response:
+        return json_answer({"flags": master_flags(self.m)})
 
     async def metrics(self, request: web.Request) -> web.Response:
-        return web.json_response(metrics_json(self.m))
+        return json_answer(metrics_json(self.m))
 
     async def health(self, request: web.Request) -> web.Response:
         return web.Response(status=200)
 
     async def redirect(self, request: web.Request) -> web.Response:
         leader = self.m.leader_address or f"{self.m.cfg.advertise_host or self.m.cfg.host}:{self.m.cfg.port}"
-        raise web.HTTPTemporaryRedirect(f"//{leader}")
+        return redirect(f"//{leader}")
 
 
 class MasterServer:

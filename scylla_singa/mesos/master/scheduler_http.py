@@ -25,12 +25,13 @@ from aiohttp import web
 
 from scylla_singa.mesos.api.call_validation import validate_scheduler_call
 from scylla_singa.mesos.api.codec import SCHEDULER, CodecError, encode_response, response_media_type
+from scylla_singa.mesos.api.fields import value
 from scylla_singa.mesos.api.http_answers import (CallRefused, accepted, method_not_allowed, read_call, redirect,
                                                  text)
 from .credentials import authenticate
 from .event_stream import EventStream
 from .master_core import Master
-from .master_records import CallError
+from .master_records import CallError, FrameworkRec
 
 
 def leader_redirect(master: Master, path: str) -> web.Response | None:
@@ -75,6 +76,7 @@ class SchedulerEndpoint:
             if call["type"] == "SUBSCRIBE":
                 return await self._subscribe(request, call, principal)
             fw = self.m.check_call(call, request.headers.get("Mesos-Stream-Id"), principal)
+            count_call(self.m, fw, call)
             answer = self.m.handle_call(fw, call)
         except CallError as exc:
             return text(exc.status, exc.message)
@@ -97,7 +99,19 @@ class SchedulerEndpoint:
         resp.enable_chunked_encoding()
         await resp.prepare(request)
         stream = EventStream(resp, SCHEDULER, media_type)
+        if value(info.get("id")) in self.m.removed_framework_ids:
+            # Mesos answers a removed framework's id on the stream: one ERROR, then the end
+            stream.send({"type": "ERROR", "error": {"message": "Framework has been removed"}})
+            stream.close()
+            await stream.pump()
+            await resp.write_eof()
+            return resp
         fw_id = self.m.subscribe(call, info, stream, principal, stream_id)
+        fw = self.m.frameworks[fw_id]
+        for key, n in stream.counts.items():  # SUBSCRIBED and the first HEARTBEAT, sent before it was known
+            fw.counters[key] = fw.counters.get(key, 0) + n
+        stream.counts = fw.counters
+        count_call(self.m, fw, call)
         try:
             await stream.pump()
             await resp.write_eof()
@@ -107,6 +121,37 @@ class SchedulerEndpoint:
             stream.closed = True
             self.m.stream_closed(fw_id, stream)
         return resp
+
+
+# The master's message counters (Mesos's names, from its v0 messages) each scheduler call counts as.
+CALL_COUNTERS = {
+    "TEARDOWN": "master/messages_unregister_framework", "ACCEPT": "master/messages_launch_tasks",
+    "DECLINE": "master/messages_decline_offers", "REVIVE": "master/messages_revive_offers",
+    "SUPPRESS": "master/messages_suppress_offers", "KILL": "master/messages_kill_task",
+    "ACKNOWLEDGE": "master/messages_status_update_acknowledgement", "RECONCILE": "master/messages_reconcile_tasks",
+    "RECONCILE_OPERATIONS": "master/messages_reconcile_operations"}   # MESSAGE and REQUEST: the Master counts
+
+
+def count_call(m: Master, fw: FrameworkRec, call: dict[str, Any]) -> None:
+    """Count an accepted call in the master's and the framework's metrics (a few dict updates)."""
+    kind = call["type"]
+    if kind == "SUBSCRIBE":
+        m.count("master/messages_reregister_framework" if call.get("framework_id") else
+                "master/messages_register_framework")
+    elif kind in CALL_COUNTERS:
+        m.count(CALL_COUNTERS[kind])
+    c = fw.counters
+    c[f"calls/{kind.lower()}"] = c.get(f"calls/{kind.lower()}", 0) + 1
+    if kind == "ACCEPT":
+        body = call["accept"]
+        c["offers/accepted"] = c.get("offers/accepted", 0) + len(body.get("offer_ids") or ())
+        for op in body.get("operations") or ():
+            key = f"operations/{str(op.get('type', '')).lower()}"
+            c[key] = c.get(key, 0) + 1
+    elif kind == "DECLINE":
+        c["offers/declined"] = c.get("offers/declined", 0) + len(call["decline"].get("offer_ids") or ())
+    elif kind == "ACKNOWLEDGE":
+        m.count("master/valid_status_update_acknowledgements")
 
 
 def _response(request: web.Request, response: dict[str, Any]) -> web.Response:
