@@ -79,7 +79,7 @@ def _launch_and_get(f, offer_ids, task, state):
 
 @pytest.mark.parametrize("mutate,state,reason,text", [
     (lambda t, o: t.update(resources=[scalar("cpus", 99), scalar("mem", 32)]), "TASK_ERROR",
-     "REASON_TASK_INVALID", "more resources"),
+     "REASON_TASK_INVALID", "is more than available"),
     (lambda t, o: t.update(container={"type": "DOCKER", "docker": {"image": "x", "network": "USER"}}),
      "TASK_ERROR", "REASON_TASK_INVALID", "network_infos"),
     (lambda t, o: t.update(container={"type": "DOCKER", "docker": {"image": "x", "privileged": True}}),

@@ -136,6 +136,8 @@ class AgentCore:
         kind = msg.get("type")
         if kind == "RUN_TASK":
             self._run_task(msg)
+        elif kind == "RUN_TASK_GROUP":
+            self._run_task_group(msg)
         elif kind == "KILL_TASK":
             task = self.tasks.get((msg.get("framework_id"), msg.get("task_id")))
             if task is not None:
@@ -159,6 +161,35 @@ class AgentCore:
         self._save(task)
         task.launch = self._spawn(self._launch(task))
 
+    def _run_task_group(self, msg: dict[str, Any]) -> None:
+        """LAUNCH_GROUP: every task of the group under one default executor (one executor run id, one
+        sandbox with a directory per task); the task-group runner starts and ends them together."""
+        framework_id, executor = msg.get("framework_id"), msg.get("executor") or {}
+        infos = [t for t in msg.get("tasks") or [] if isinstance(t, dict) and value(t.get("task_id"))]
+        keys = [(framework_id, value(t.get("task_id"))) for t in infos]
+        if not framework_id or not infos or any(k in self.tasks for k in keys):
+            return
+        executor = {**executor, "type": executor.get("type", "DEFAULT"),
+                    "framework_id": {"value": framework_id}}
+        run, ids = new_id(), tuple(k[1] for k in keys)
+        for key, info in zip(keys, infos):
+            task = AgentTask(framework_id, msg.get("framework") or {}, info, TaskLifecycle(key[1]), new_id())
+            task.agent_id = self.agent_id or ""
+            task.group, task.executor_run, task.group_tasks = executor, run, ids
+            self.tasks[key] = task
+            self._save(task)
+        for key in keys:
+            task = self.tasks[key]
+            task.launch = self._spawn(self._launch(task))
+
+    def executor_exited(self, framework_id: str, executor_id: str, status: int) -> None:
+        """An executor ended here (a task group's, when its last task ended): tell the master, as Mesos's
+        agent does, so it forgets the executor and tells the framework (FAILURE event)."""
+        self.count("executors_terminated")
+        if self.send is not None and self.registered:
+            self.send({"type": "EXECUTOR_EXITED", "agent_id": self.agent_id, "framework_id": framework_id,
+                       "executor_id": executor_id, "status": status})
+
     async def _launch(self, task: AgentTask) -> None:
         emit = self._emitter(task)
         try:
@@ -181,8 +212,17 @@ class AgentCore:
             emit(Event("launch_failed", {"message": f"Failed to launch: {exc}"}))
 
     def _make_sandbox(self, task: AgentTask) -> Path:
-        path = (self.work_dir / "slaves" / (self.agent_id or "unregistered") / "frameworks" / _safe(task.framework_id)
-                / "executors" / _safe(task.task_id) / "runs" / task.container_id)
+        """Mesos's layout: a command task's executor has the task's id; a task of a group has a directory
+        `tasks/<task id>` in its group executor's sandbox."""
+        executors = (self.work_dir / "slaves" / (self.agent_id or "unregistered") / "frameworks"
+                     / _safe(task.framework_id) / "executors")
+        if task.group is not None:
+            run = executors / _safe(task.executor_id) / "runs" / task.executor_run
+            run.mkdir(parents=True, exist_ok=True)
+            os.chmod(run, 0o777)
+            path = run / "tasks" / _safe(task.task_id)
+        else:
+            path = executors / _safe(task.task_id) / "runs" / task.container_id
         path.mkdir(parents=True, exist_ok=True)
         os.chmod(path, 0o777)  # the container's non-root user writes here
         for name in ("stdout", "stderr"):

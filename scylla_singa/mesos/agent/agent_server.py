@@ -28,7 +28,8 @@ from .agent_views import agent_flags
 from .master_link import MasterLink
 from .process_runner import ProcessRunner
 from .simulated_runner import SimulatedRunner
-from .task_runner import CompositeRunner, TaskRunner
+from .composite_runner import CompositeRunner
+from .task_runner import TaskRunner
 
 
 log = logging.getLogger(__name__)
@@ -131,6 +132,8 @@ class Agent:
         self.core = AgentCore(info, self._runner_for(), work_dir=self.work_dir,
                               retry_interval=self.cfg.retry_interval, hdfs_url=self.cfg.hdfs,
                               default_grace=self.cfg.default_grace)
+        if isinstance(self.core.runner, CompositeRunner):
+            self.core.runner.attach(self.core)
         if self.docker_runner is not None:
             self.docker_runner.health_listener = self.core.set_health
             self.docker_runner.image_timer = self.core.image_pull_ms.append

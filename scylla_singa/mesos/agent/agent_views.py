@@ -103,7 +103,8 @@ def executor_json(tasks: list[AgentTask]) -> JsonDict:
     out: JsonDict = {"id": first.executor_id, "name": executor_name(first),
                      "source": first.executor_id if first.executor_info is None else
                      str(first.executor_info.get("source") or ""),
-                     "container": first.container_id, "directory": str(first.sandbox or ""),
+                     "container": first.executor_run if first.group is not None else first.container_id,
+                     "directory": str(_executor_directory(first)),
                      "resources": held.to_dict(), "role": _role(first)}
     if "labels" in first.info:
         out["labels"] = list((first.info["labels"] or {}).get("labels") or [])
@@ -111,6 +112,13 @@ def executor_json(tasks: list[AgentTask]) -> JsonDict:
                 "queued_tasks": [],
                 "completed_tasks": [task_json(t) for t in tasks if t.state in TERMINAL_TASK_STATES]})
     return out
+
+
+def _executor_directory(task: AgentTask) -> object:
+    """The executor's sandbox: a command task's own; a group's holds `tasks/<task id>` of each task."""
+    if task.sandbox is None:
+        return ""
+    return task.sandbox.parent.parent if task.group is not None else task.sandbox
 
 
 def framework_json(framework_id: str, brief: JsonDict, live: list[AgentTask], ended: list[AgentTask]) -> JsonDict:

@@ -44,6 +44,8 @@ class AgentTask:
     statuses: list[dict[str, Any]] = field(default_factory=list)  # the last updates sent, oldest first
     pid: int | None = None      # its main process, when the runner knows it (container statistics)
     group: dict[str, Any] | None = None   # the default executor's ExecutorInfo when part of a task group
+    executor_run: str = ""      # the container id of its group's executor (tasks of a group share it)
+    group_tasks: tuple[str, ...] = ()   # the ids of every task of its group (itself included)
 
     @property
     def task_id(self) -> str:
@@ -74,7 +76,8 @@ class AgentTask:
         return {"framework_id": self.framework_id, "framework": self.framework, "task": self.info,
                 "state": self.state, "container_id": self.container_id,
                 "sandbox": str(self.sandbox) if self.sandbox else None, "pending": self.pending,
-                "last_status": self.last_status, "finished_at": self.finished_at, "group": self.group}
+                "last_status": self.last_status, "finished_at": self.finished_at, "group": self.group,
+                "executor_run": self.executor_run, "group_tasks": list(self.group_tasks)}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> AgentTask:
@@ -87,6 +90,8 @@ class AgentTask:
         task.statuses = [task.last_status] if task.last_status else []
         task.finished_at = data.get("finished_at")
         task.group = data.get("group")
+        task.executor_run = data.get("executor_run") or ""
+        task.group_tasks = tuple(data.get("group_tasks") or ())
         return task
 
 
@@ -113,39 +118,3 @@ class TaskRunner(ABC):
 
     async def shutdown(self) -> None:
         """Kill everything this runner started (used when an embedded cluster stops)."""
-
-
-class CompositeRunner(TaskRunner):
-    """Docker tasks to one runner, command tasks (no ContainerInfo) to another."""
-
-    def __init__(self, docker: TaskRunner | None, process: TaskRunner) -> None:
-        self.docker = docker
-        self.process = process
-
-    def pick(self, task: AgentTask) -> TaskRunner:
-        is_docker = (task.info.get("container") or {}).get("type") == "DOCKER"
-        if is_docker and self.docker is None:
-            raise RuntimeError("this agent has no Docker engine (start it with --docker-host)")
-        return self.docker if is_docker else self.process
-
-    async def launch(self, task: AgentTask, emit: Emit) -> None:
-        try:
-            runner = self.pick(task)
-        except RuntimeError as exc:
-            emit(Event("launch_failed", {"message": str(exc)}))
-            return
-        await runner.launch(task, emit)
-
-    async def kill(self, task: AgentTask, grace_s: float, emit: Emit) -> None:
-        await self.pick(task).kill(task, grace_s, emit)
-
-    async def cleanup(self, task: AgentTask) -> None:
-        await self.pick(task).cleanup(task)
-
-    async def recover(self, task: AgentTask, emit: Emit) -> None:
-        await self.pick(task).recover(task, emit)
-
-    async def shutdown(self) -> None:
-        for r in (self.docker, self.process):
-            if r is not None:
-                await r.shutdown()

@@ -94,6 +94,8 @@ class AgentRegistry:
             self._register(link, msg)
         elif kind == "STATUS":
             self._status(msg)
+        elif kind == "EXECUTOR_EXITED":
+            self._executor_exited(msg)
         elif kind == "AGENT_HEALTH":
             agent = self.agents.get(msg.get("agent_id"))
             if agent is not None and agent.link is link:
@@ -300,6 +302,22 @@ class AgentRegistry:
                                  "task_id": task_id, "uuid": status["uuid"]})
         elif fw.stream:
             fw.stream.send(update_event(status))
+
+    def _executor_exited(self, msg: dict[str, Any]) -> None:
+        """An executor ended on its agent: free what it held and tell its framework (FAILURE with the
+        executor's id and exit status), as Mesos does."""
+        fw, agent_id = self.master.frameworks.get(msg.get("framework_id")), msg.get("agent_id")
+        executor_id = str(msg.get("executor_id") or "")
+        if fw is None or agent_id not in self.agents:
+            return
+        executor = fw.executors.pop((agent_id, executor_id), None)
+        if executor is not None and not executor["resources"].is_empty():
+            self.master.allocator.recover(fw.id, agent_id, executor["resources"])
+            self.master.schedule_allocation()
+        if fw.stream:
+            fw.stream.send({"type": "FAILURE", "failure": {
+                "agent_id": {"value": agent_id}, "executor_id": {"value": executor_id},
+                "status": int(msg.get("status") or 0)}})
 
     def _finish_task(self, task: TaskRec, status: dict[str, Any], recover: bool = True) -> None:
         """A task reached a terminal state: free its resources, keep it among the completed."""

@@ -17,15 +17,14 @@ from collections import deque
 from typing import Any
 
 from scylla_singa.common.transition_table import Event
-from scylla_singa.mesos.api.container_info import SpecError, validate_container
 from scylla_singa.mesos.api.fields import VERSION, ipv4_as_uint32, ipv4_of, value
 from scylla_singa.mesos.api.protocol import make_status, update_event
-from scylla_singa.mesos.api.resources import ResourceError, Resources
-from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
+from scylla_singa.mesos.api.resources import Resources
 from .agent_registry import AgentRegistry
 from .allocator import Grant, make_allocator
 from .master_store import MasterStore
 from .master_records import CallError, FrameworkRec, MasterConfig, OfferRec, Outbox, TaskRec
+from .launch_validation import LaunchInvalid, check_launch
 from .master_metrics import count_terminal
 from .operator_events import OperatorEvents
 from .registration_lifecycles import FrameworkLifecycle
@@ -314,21 +313,23 @@ class Master:
 
     def _call_accept(self, fw: FrameworkRec, body: dict) -> None:
         offers, error = self._take_offers(fw, body.get("offer_ids") or [])
-        launches = [t for op in body.get("operations") or [] if isinstance(op, dict)
-                    for t in _launch_tasks(op)]
+        operations = [_launch_operation(op) for op in body.get("operations") or [] if isinstance(op, dict)]
+        operations = [op for op in operations if op is not None]
         if error:
             state = "TASK_DROPPED" if fw.has_capability("PARTITION_AWARE") else "TASK_LOST"
-            for t in launches:
-                self._master_update(fw, _task_id(t), state, "REASON_INVALID_OFFERS",
-                                    f"Task launched with invalid offers: {error}")
+            for tasks, _ in operations:
+                for t in tasks:
+                    self._master_update(fw, _task_id(t), state, "REASON_INVALID_OFFERS",
+                                        f"Task launched with invalid offers: {error}")
             for offer in offers:
                 self.allocator.recover(fw.id, offer.agent_id, offer.resources)
             self.schedule_allocation()
             return
         remaining = sum((o.resources for o in offers), Resources())
         agent_id = offers[0].agent_id if offers else None
-        for task in launches:
-            remaining = self._launch(fw, task, agent_id, remaining)
+        for tasks, group_executor in operations:
+            for batch in ([tasks] if group_executor is not None else [[t] for t in tasks]):
+                remaining = self._launch(fw, batch, group_executor, agent_id, remaining)
         if offers and not remaining.is_empty():
             refuse = _refuse_seconds(body.get("filters"))
             self.allocator.recover(fw.id, agent_id, remaining, refuse, self.now())
@@ -354,31 +355,45 @@ class Master:
             seen.add(offer_id)
         return taken, error
 
-    def _launch(self, fw: FrameworkRec, task: dict, agent_id: str, remaining: Resources) -> Resources:
-        """Validate one task against what is left of the offers; send it to its agent. Returns what is left."""
-        task_id = _task_id(task)
+    def _launch(self, fw: FrameworkRec, tasks: list[dict], group_executor: dict | None, agent_id: str,
+                remaining: Resources) -> Resources:
+        """Validate one LAUNCH (one task) or LAUNCH_GROUP (all or nothing) against what is left of the offers
+        (launch_validation.py); send it to its agent. Returns what is left."""
         try:
-            need = Resources.from_json(task.get("resources"))
-            _validate_task(fw, task, task_id, agent_id, need, remaining)
-        except (ResourceError, SpecError, ValueError) as exc:
-            self._master_update(fw, task_id or "", "TASK_ERROR", "REASON_TASK_INVALID", str(exc))
+            launch = check_launch(fw, tasks, group_executor, agent_id, remaining, fw.role)
+        except LaunchInvalid as exc:
+            reason = "REASON_TASK_GROUP_INVALID" if group_executor is not None else "REASON_TASK_INVALID"
+            for task in tasks:
+                self._master_update(fw, _task_id(task), "TASK_ERROR", reason, str(exc))
             return remaining
         agent = self.agent_registry.agents.get(agent_id)
         if agent is None or not agent.active:
             state = "TASK_DROPPED" if fw.has_capability("PARTITION_AWARE") else "TASK_LOST"
-            self._master_update(fw, task_id, state, "REASON_AGENT_REMOVED", "Agent is not connected")
+            for task in tasks:
+                self._master_update(fw, _task_id(task), state, "REASON_AGENT_REMOVED", "Agent is not connected")
             return remaining
-        rec = TaskRec(fw.id, task_id, agent_id, task, need, role=fw.allocation_role or fw.role,
-                      executor_id=value((task.get("executor") or {}).get("executor_id")) or "")
-        # STAGING is the master's own state of the task, never a status update: Mesos's
-        # task.statuses start with the executor's first update (TASK_STARTING), and so do ours.
-        fw.tasks[task_id] = rec
-        agent.tasks[(fw.id, task_id)] = rec
-        self.count("master/tasks_launched")
-        self.operator_events.task_added(rec)
-        agent.link.send({"type": "RUN_TASK", "agent_id": agent_id, "framework_id": fw.id,
-                         "framework": _framework_brief(fw), "task": task})
-        return remaining - need
+        if launch.executor is not None:
+            executor_id = value(launch.executor.get("executor_id")) or ""
+            fw.executors[(agent_id, executor_id)] = {"info": {**launch.executor, "framework_id": {"value": fw.id}},
+                                                     "agent_id": agent_id, "resources": launch.executor_resources}
+        for task, need in launch.tasks:
+            task_id = _task_id(task)
+            executor = group_executor or task.get("executor") or {}
+            rec = TaskRec(fw.id, task_id, agent_id, task, need, role=fw.allocation_role or fw.role,
+                          executor_id=value(executor.get("executor_id")) or "")
+            # STAGING is the master's own state of the task, never a status update: Mesos's
+            # task.statuses start with the executor's first update (TASK_STARTING), and so do ours.
+            fw.tasks[task_id] = rec
+            agent.tasks[(fw.id, task_id)] = rec
+            self.count("master/tasks_launched")
+            self.operator_events.task_added(rec)
+        if group_executor is None:
+            agent.link.send({"type": "RUN_TASK", "agent_id": agent_id, "framework_id": fw.id,
+                             "framework": _framework_brief(fw), "task": tasks[0]})
+        else:
+            agent.link.send({"type": "RUN_TASK_GROUP", "agent_id": agent_id, "framework_id": fw.id,
+                             "framework": _framework_brief(fw), "executor": group_executor, "tasks": tasks})
+        return remaining - launch.total
 
     def _call_kill(self, fw: FrameworkRec, body: dict) -> None:
         task_id = value(body.get("task_id"))
@@ -542,13 +557,17 @@ def _refuse_seconds(filters: Any) -> float:
     return DEFAULT_REFUSE_S
 
 
-def _launch_tasks(op: dict[str, Any]) -> list[dict[str, Any]]:
+def _launch_operation(op: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any] | None] | None:
+    """(tasks, the group's executor or None) of a LAUNCH or LAUNCH_GROUP; None for other operations
+    (reservations and volumes do not exist here: README)."""
     if op.get("type") == "LAUNCH":
-        return [t for t in (op.get("launch") or {}).get("task_infos") or [] if isinstance(t, dict)]
+        tasks = [t for t in (op.get("launch") or {}).get("task_infos") or [] if isinstance(t, dict)]
+        return None if not tasks else (tasks, None)
     if op.get("type") == "LAUNCH_GROUP":
-        group = (op.get("launch_group") or {}).get("task_group") or {}
-        return [{**t, "_group": True} for t in group.get("tasks") or [] if isinstance(t, dict)]
-    return []
+        body = op.get("launch_group") or {}
+        group = body.get("task_group") or {}
+        return [t for t in group.get("tasks") or [] if isinstance(t, dict)], body.get("executor") or {}
+    return None
 
 
 def _task_id(task: dict[str, Any]) -> str:
@@ -567,26 +586,3 @@ def _framework_brief(fw: FrameworkRec) -> dict[str, Any]:
     return {k: fw.info[k] for k in ("name", "user", "role", "roles", "capabilities", "principal") if k in fw.info}
 
 
-def _validate_task(fw: FrameworkRec, task: dict, task_id: str | None, agent_id: str,
-                   need: Resources, remaining: Resources) -> None:
-    """Mesos's task validation; raises ValueError/SpecError/ResourceError with the TASK_ERROR message."""
-    if task.get("_group"):
-        raise ValueError("LAUNCH_GROUP (task groups) is not supported by this master; use LAUNCH")
-    if not task_id:
-        raise ValueError("Task has no task_id")
-    if not task.get("name"):
-        raise ValueError("Task has no name")
-    existing = fw.tasks.get(task_id)
-    if existing is not None and existing.state not in TERMINAL_TASK_STATES:
-        raise ValueError(f"Task has duplicate ID: {task_id}")
-    if value(task.get("agent_id")) not in (None, agent_id):
-        raise ValueError(f"Task uses agent {value(task.get('agent_id'))} but the offers are for agent {agent_id}")
-    if task.get("executor"):
-        raise ValueError("Custom executors are not supported by this master; give the task a CommandInfo")
-    if not isinstance(task.get("command"), dict):
-        raise ValueError("Task must have a CommandInfo ('command')")
-    if need.is_empty():
-        raise ValueError("Task uses no resources")
-    if not remaining.contains(need):
-        raise ValueError(f"Task uses more resources {need} than available {remaining}")
-    validate_container(task.get("container"), need)

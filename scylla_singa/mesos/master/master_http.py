@@ -27,7 +27,7 @@ from .master_metrics import metrics_json
 from .operator_api import OperatorEndpoint
 from .operator_views import (frameworks_json, master_flags, master_state_json, roles_json, slaves_json,
                              state_summary_json, tasks_json)
-from .event_stream import QueuedOutbox
+from scylla_singa.mesos.api.event_stream import QueuedOutbox
 from .scheduler_http import SchedulerEndpoint, leader_redirect
 
 log = logging.getLogger(__name__)
@@ -82,7 +82,8 @@ class MasterHTTP:
                                ("state-summary", self.state_summary), ("slaves", self.slaves),
                                ("frameworks", self.frameworks), ("tasks", self.tasks), ("tasks.json", self.tasks),
                                ("roles", self.roles), ("roles.json", self.roles)):
-                app.router.add_get(f"{prefix}/{name}", self._leading(view))
+                for path in (f"{prefix}/{name}", f"{prefix}/{name}/"):   # libprocess takes both (avmesos-cli)
+                    app.router.add_get(path, self._leading(view))
             # ... and these every master serves itself
             app.router.add_get(prefix + "/flags", self.flags)
             app.router.add_get(prefix + "/health", self.health)

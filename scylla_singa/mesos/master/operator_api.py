@@ -28,7 +28,7 @@ from scylla_singa.mesos.api.codec import MASTER_OPERATOR, CodecError, MediaType,
 from scylla_singa.mesos.api.fields import value
 from scylla_singa.mesos.api.http_answers import CallRefused, accepted, method_not_allowed, read_call, text
 from . import operator_v1
-from .event_stream import EventStream
+from scylla_singa.mesos.api.event_stream import EventStream
 from .master_core import Master
 from .master_metrics import metrics_json
 from .scheduler_http import leader_redirect

@@ -29,7 +29,7 @@ from scylla_singa.mesos.api.fields import value
 from scylla_singa.mesos.api.http_answers import (CallRefused, accepted, method_not_allowed, read_call, redirect,
                                                  text)
 from .credentials import authenticate
-from .event_stream import EventStream
+from scylla_singa.mesos.api.event_stream import EventStream
 from .master_core import Master
 from .master_records import CallError, FrameworkRec
 

@@ -1,4 +1,5 @@
-"""The master's outgoing queues: a subscriber's RecordIO event stream, and the base of agent links.
+"""Outgoing queues of the v1 APIs: a subscriber's RecordIO event stream (scheduler, operator, executor
+APIs), and the base of the master's agent links.
 
 `send` never blocks and never fails (the master's single loop calls it for
 every event); what is queued is written by the connection's own `pump`
