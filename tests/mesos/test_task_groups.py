@@ -1,5 +1,5 @@
 """LAUNCH_GROUP on a process agent: a task group starts and dies together, each task with its own updates,
-as under Mesos's default executor; and what this cluster refuses at ACCEPT, with Mesos's reasons."""
+as under Mesos's default executor; and what a task group may not hold, refused at ACCEPT with Mesos's reason."""
 
 from __future__ import annotations
 
@@ -71,15 +71,3 @@ def test_what_a_task_group_may_not_hold_is_refused_with_task_group_invalid(clust
         assert status["reason"] == "REASON_TASK_GROUP_INVALID"
         assert "'TaskInfo.executor' must not be set" in status["message"]
 
-
-def test_a_custom_executor_is_refused_with_a_clear_message(cluster, framework) -> None:
-    m = cluster(1)
-    f = framework(m.master_address)
-    offer = f.take_offer()
-    task = task_info(offer["agent_id"])
-    del task["command"]
-    task["executor"] = {"executor_id": {"value": "mine"}, "command": {"value": "./my-executor"}}
-    f.launch(offer, [task])
-    status = f.wait_state(task["task_id"]["value"], "TASK_ERROR")
-    assert status["reason"] == "REASON_TASK_INVALID"
-    assert "custom executor" in status["message"] and "LAUNCH_GROUP" in status["message"]

@@ -145,7 +145,14 @@ class AgentCore:
                 self._event(task, Event("kill", {"grace_s": self.default_grace if grace is None else grace}))
         elif kind == "ACK":
             self._ack(msg)
+        elif kind == "SHUTDOWN_EXECUTOR":
+            self.runner.shutdown_executor(str(msg.get("framework_id")), str(msg.get("executor_id")))
+        elif kind == "FRAMEWORK_MESSAGE":
+            delivered = self.runner.framework_message(str(msg.get("framework_id")), str(msg.get("executor_id")),
+                                                      str(msg.get("data") or ""))
+            self.count("framework_messages" if delivered else "invalid_framework_messages")
         elif kind == "SHUTDOWN_FRAMEWORK":
+            self.runner.shutdown_framework(str(msg.get("framework_id")))
             self.shut_down_frameworks.add(str(msg.get("framework_id")))
             for task in [t for t in self.tasks.values() if t.framework_id == msg.get("framework_id")]:
                 self._event(task, Event("kill", {"grace_s": self.default_grace}))
@@ -157,9 +164,23 @@ class AgentCore:
             return
         task = AgentTask(key[0], msg.get("framework") or {}, info, TaskLifecycle(key[1]), new_id())
         task.agent_id = self.agent_id or ""
+        if info.get("executor"):   # the tasks of a custom executor share its run (container id and sandbox)
+            task.executor_run = self._executor_run(key[0], task.executor_id)
         self.tasks[key] = task
         self._save(task)
         task.launch = self._spawn(self._launch(task))
+
+    def _executor_run(self, framework_id: str, executor_id: str) -> str:
+        """The run (container id) of the framework's custom executor here: the running one's, the one a task
+        still waiting to start will start, or a new one."""
+        running = self.runner.running_executor(framework_id, executor_id)
+        if running is not None:
+            return running
+        for task in self.tasks.values():
+            if (task.framework_id == framework_id and task.info.get("executor") and task.executor_id == executor_id
+                    and task.state not in TERMINAL_TASK_STATES and task.executor_run):
+                return task.executor_run
+        return new_id()
 
     def _run_task_group(self, msg: dict[str, Any]) -> None:
         """LAUNCH_GROUP: every task of the group under one default executor (one executor run id, one
@@ -181,6 +202,21 @@ class AgentCore:
         for key in keys:
             task = self.tasks[key]
             task.launch = self._spawn(self._launch(task))
+
+    def agent_info(self) -> dict[str, Any]:
+        """This agent as a v1 AgentInfo (what executors get in SUBSCRIBED)."""
+        out: dict[str, Any] = {"hostname": self.info.hostname, "port": self.info.port,
+                               "resources": self.info.resources.to_json(), "attributes": self.info.attributes}
+        if self.agent_id:
+            out["id"] = {"value": self.agent_id}
+        return out
+
+    def executor_message(self, framework_id: str, executor_id: str, data: str) -> None:
+        """A custom executor's MESSAGE for its framework: to the master, which sends it on (MESSAGE event)."""
+        self.count("executor_messages")
+        if self.send is not None and self.registered:
+            self.send({"type": "EXECUTOR_MESSAGE", "agent_id": self.agent_id, "framework_id": framework_id,
+                       "executor_id": executor_id, "data": data})
 
     def executor_exited(self, framework_id: str, executor_id: str, status: int) -> None:
         """An executor ended here (a task group's, when its last task ended): tell the master, as Mesos's
@@ -212,11 +248,13 @@ class AgentCore:
             emit(Event("launch_failed", {"message": f"Failed to launch: {exc}"}))
 
     def _make_sandbox(self, task: AgentTask) -> Path:
-        """Mesos's layout: a command task's executor has the task's id; a task of a group has a directory
-        `tasks/<task id>` in its group executor's sandbox."""
+        """Mesos's layout: a command task's executor has the task's id; a custom executor's tasks share its
+        sandbox; a task of a group has a directory `tasks/<task id>` in its group executor's sandbox."""
         executors = (self.work_dir / "slaves" / (self.agent_id or "unregistered") / "frameworks"
                      / _safe(task.framework_id) / "executors")
-        if task.group is not None:
+        if task.info.get("executor"):   # a custom executor's tasks share its sandbox
+            path = executors / _safe(task.executor_id) / "runs" / task.executor_run
+        elif task.group is not None:
             run = executors / _safe(task.executor_id) / "runs" / task.executor_run
             run.mkdir(parents=True, exist_ok=True)
             os.chmod(run, 0o777)
@@ -261,10 +299,13 @@ class AgentCore:
             self._spawn(self.runner.cleanup(task))
 
     def _update(self, task: AgentTask, data: dict[str, Any]) -> None:
-        status = make_status(task.task_id, data["state"], agent_id=self.agent_id, reason=data.get("reason"),
-                             message=data.get("message"), uuid_b64=new_uuid_b64(),
-                             container_status=data.get("container_status"),
-                             executor_id=task.executor_id)
+        if "reported" in data:
+            status = self._reported(task, data["reported"])
+        else:
+            status = make_status(task.task_id, data["state"], agent_id=self.agent_id, reason=data.get("reason"),
+                                 message=data.get("message"), uuid_b64=new_uuid_b64(),
+                                 container_status=data.get("container_status"),
+                                 executor_id=task.executor_id)
         self._count_update(task, status)
         task.last_status = status
         task.statuses.append(status)
@@ -283,6 +324,17 @@ class AgentCore:
         self.send({"type": "STATUS", "agent_id": self.agent_id, "framework_id": task.framework_id,
                    "status": head})
 
+    def _reported(self, task: AgentTask, reported: dict[str, Any]) -> dict[str, Any]:
+        """A custom executor's TaskStatus as the agent sends it on: its own fields and uuid (the executor is
+        told when the framework acknowledges it), with this agent's id, and the time if it gave none."""
+        status = {k: v for k, v in reported.items() if k != "agent_id"}
+        status["agent_id"] = {"value": self.agent_id}
+        status.setdefault("executor_id", {"value": task.executor_id})
+        status.setdefault("source", "SOURCE_EXECUTOR")
+        status.setdefault("timestamp", time.time())
+        task.executor_uuids.add(status["uuid"])
+        return status
+
     def _count_update(self, task: AgentTask, status: dict[str, Any]) -> None:
         self.count("status_updates")
         state = status["state"]
@@ -297,7 +349,10 @@ class AgentCore:
         task = self.tasks.get((msg.get("framework_id"), msg.get("task_id")))
         if task is None or not task.pending or task.pending[0].get("uuid") != msg.get("uuid"):
             return  # a duplicate or stale ACK
-        task.pending.pop(0)
+        acked = task.pending.pop(0)
+        if acked["uuid"] in task.executor_uuids:   # the executor learns its update was acknowledged
+            task.executor_uuids.discard(acked["uuid"])
+            self.runner.acknowledged(task, acked["uuid"])
         if task.pending:
             self._send_head(task)
         elif task.state in TERMINAL_TASK_STATES:

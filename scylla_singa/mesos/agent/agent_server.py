@@ -29,6 +29,7 @@ from .master_link import MasterLink
 from .process_runner import ProcessRunner
 from .simulated_runner import SimulatedRunner
 from .composite_runner import CompositeRunner
+from .executor_api import ExecutorEndpoint
 from .task_runner import TaskRunner
 
 
@@ -132,20 +133,23 @@ class Agent:
         self.core = AgentCore(info, self._runner_for(), work_dir=self.work_dir,
                               retry_interval=self.cfg.retry_interval, hdfs_url=self.cfg.hdfs,
                               default_grace=self.cfg.default_grace)
-        if isinstance(self.core.runner, CompositeRunner):
-            self.core.runner.attach(self.core)
         if self.docker_runner is not None:
             self.docker_runner.health_listener = self.core.set_health
             self.docker_runner.image_timer = self.core.image_pull_ms.append
         await self.core.recover()
         flags = agent_flags(self.cfg, str(self.work_dir), self.cfg.port, hostname)
-        http = AgentHTTP(self.core, [self.work_dir / "slaves"], flags, time.time(), self.cfg.gc_delay)
+        runner = self.core.runner
+        executor_api = ExecutorEndpoint(runner.executors) if isinstance(runner, CompositeRunner) else None
+        http = AgentHTTP(self.core, [self.work_dir / "slaves"], flags, time.time(), self.cfg.gc_delay,
+                         executor_api.routes() if executor_api is not None else None)
         self._runner = web.AppRunner(http.app(), access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.cfg.host, self.cfg.port, reuse_address=True)
         await site.start()
         self.cfg.port = self._runner.addresses[0][1]
         info.port = self.cfg.port
+        if isinstance(runner, CompositeRunner):   # executors and groups reach this agent at its address
+            runner.attach(self.core, f"{info.ip}:{info.port}")
         flags["port"] = str(self.cfg.port)
         self.link = MasterLink(self.cfg.master, [self.core], ping_timeout=self.cfg.ping_timeout)
         self.link.start()

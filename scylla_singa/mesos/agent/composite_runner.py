@@ -1,4 +1,4 @@
-"""The agent's runner: each task to the runner of its kind (task group, Docker, process).
+"""The agent's runner: each task to the runner of its kind (custom executor, task group, Docker, process).
 
 Separate from task_runner.py, which the kinds build on, so that no module
 imports one that imports it back.
@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scylla_singa.common.transition_table import Event
+from .executor_runner import ExecutorRunner
 from .task_group_runner import TaskGroupRunner
 from .task_runner import AgentTask, Emit, TaskRunner
 
@@ -19,8 +20,9 @@ if TYPE_CHECKING:
 class CompositeRunner(TaskRunner):
     """Picks the runner of each task by what it asks for.
 
-    Tasks of a group go to the task-group runner (which runs each of them on
-    the plain runners below); a DOCKER container to the Docker runner; the
+    Tasks with a custom ExecutorInfo go to the executor runner, tasks of a
+    group to the task-group runner (both run their processes and containers
+    on the plain runners below); a DOCKER container to the Docker runner; the
     rest (no container, or a MESOS one without image) to the process runner.
     """
 
@@ -28,10 +30,13 @@ class CompositeRunner(TaskRunner):
         self.docker = docker
         self.process = process
         self.groups = TaskGroupRunner(self.plain)
+        self.executors = ExecutorRunner(self.plain)
 
-    def attach(self, core: AgentCore) -> None:
-        """Give the task-group runner the agent it serves (it tells the master when a group's executor ends)."""
-        self.groups.core = core
+    def attach(self, core: AgentCore, endpoint: str) -> None:
+        """Give the executor and task-group runners the agent they serve (its id, its HTTP address
+        `endpoint` for executors, the master link)."""
+        self.groups.core = self.executors.core = core
+        self.executors.endpoint = endpoint
 
     def plain(self, task: AgentTask) -> TaskRunner:
         in_docker = (task.info.get("container") or {}).get("type") == "DOCKER"
@@ -40,7 +45,9 @@ class CompositeRunner(TaskRunner):
         return self.docker if in_docker else self.process
 
     def pick(self, task: AgentTask) -> TaskRunner:
-        return self.groups if task.group is not None else self.plain(task)
+        if task.group is not None:
+            return self.groups
+        return self.executors if task.info.get("executor") else self.plain(task)
 
     async def launch(self, task: AgentTask, emit: Emit) -> None:
         try:
@@ -59,7 +66,23 @@ class CompositeRunner(TaskRunner):
     async def recover(self, task: AgentTask, emit: Emit) -> None:
         await self.pick(task).recover(task, emit)
 
+    def acknowledged(self, task: AgentTask, uuid_b64: str) -> None:
+        self.pick(task).acknowledged(task, uuid_b64)
+
+    def running_executor(self, framework_id: str, executor_id: str) -> str | None:
+        return self.executors.running_executor(framework_id, executor_id)
+
+    def shutdown_executor(self, framework_id: str, executor_id: str) -> None:
+        self.executors.shutdown_executor(framework_id, executor_id)
+
+    def shutdown_framework(self, framework_id: str) -> None:
+        self.executors.shutdown_framework(framework_id)
+
+    def framework_message(self, framework_id: str, executor_id: str, data: str) -> bool:
+        return self.executors.framework_message(framework_id, executor_id, data)
+
     async def shutdown(self) -> None:
+        await self.executors.shutdown()
         for r in (self.docker, self.process):
             if r is not None:
                 await r.shutdown()

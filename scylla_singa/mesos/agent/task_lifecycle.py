@@ -14,7 +14,9 @@ from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
 # ---- a task on an agent ------------------------------------------------
 # Events: starting (sandbox fetched, container being created), running
 # (container up), exited (code, oom), launch_failed, invalid, kill, stopped
-# (the container ended after a kill), lost (agent restart found nothing).
+# (the container ended after a kill), lost (agent restart found nothing),
+# reported (a custom executor sent the task's status itself: its state is
+# taken as it is).
 TASK_TABLE: Table = {
     ("TASK_STAGING", "starting"): ("TASK_STARTING", ("update",)),
     ("TASK_STAGING", "launch_failed"): ("TASK_FAILED", ("update", "cleanup")),
@@ -35,8 +37,10 @@ TASK_TABLE: Table = {
     ("TASK_KILLING", "kill"): (None, ()),
     ("TASK_KILLING", "lost"): ("TASK_KILLED", ("update", "cleanup")),
 }
+for _s in ("TASK_STAGING", "TASK_STARTING", "TASK_RUNNING", "TASK_KILLING"):
+    TASK_TABLE[(_s, "reported")] = ("*reported", ("update",))
 for _s in TERMINAL_TASK_STATES:
-    for _e in ("kill", "exited", "stopped", "running", "starting", "launch_failed", "lost"):
+    for _e in ("kill", "exited", "stopped", "running", "starting", "launch_failed", "lost", "reported"):
         TASK_TABLE[(_s, _e)] = (None, ())  # late events after the end change nothing
 
 
@@ -60,10 +64,17 @@ class TaskLifecycle(Lifecycle):
         if self.state == "*exit":
             self.state = _exit_state(event.data)
             out = [self.instruction(i.kind, "", event) for i in out]
+        elif self.state == "*reported":
+            self.state = event.data["status"]["state"]
+            out = [self.instruction("update", "", event)]
+            if self.state in TERMINAL_TASK_STATES:
+                out.append(self.instruction("cleanup", "", event))
         return out
 
     def instruction(self, kind: str, prev: str, event: Event) -> Instruction:
         data = dict(event.data)
+        if kind == "update" and event.kind == "reported":   # the executor's own TaskStatus, sent on as it is
+            return Instruction(kind, {"state": self.state, "reported": data["status"]})
         if kind == "update":
             data.setdefault("state", self.state)
             data["state"] = self.state

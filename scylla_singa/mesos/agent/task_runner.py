@@ -44,7 +44,8 @@ class AgentTask:
     statuses: list[dict[str, Any]] = field(default_factory=list)  # the last updates sent, oldest first
     pid: int | None = None      # its main process, when the runner knows it (container statistics)
     group: dict[str, Any] | None = None   # the default executor's ExecutorInfo when part of a task group
-    executor_run: str = ""      # the container id of its group's executor (tasks of a group share it)
+    executor_run: str = ""      # the container id of its executor (tasks of a group or custom executor share it)
+    executor_uuids: set[str] = field(default_factory=set)   # updates its custom executor sent, not yet acked
     group_tasks: tuple[str, ...] = ()   # the ids of every task of its group (itself included)
 
     @property
@@ -115,6 +116,23 @@ class TaskRunner(ABC):
         """After an agent restart: follow the task again, or emit `lost`/`exited` if it ended meanwhile."""
         emit(Event("lost", {"reason": "REASON_AGENT_RESTARTED",
                             "message": "The agent restarted and this kind of task does not survive that"}))
+
+    def acknowledged(self, task: AgentTask, uuid_b64: str) -> None:
+        """The framework acknowledged an update the task's own executor sent (runners with executors tell it)."""
+
+    def running_executor(self, framework_id: str, executor_id: str) -> str | None:
+        """The container id of a custom executor running here (None: none runs)."""
+        return None
+
+    def shutdown_executor(self, framework_id: str, executor_id: str) -> None:
+        """The scheduler's SHUTDOWN of one executor (runners without executors have none)."""
+
+    def shutdown_framework(self, framework_id: str) -> None:
+        """The framework is gone: end its executors (its tasks are killed through their lifecycles)."""
+
+    def framework_message(self, framework_id: str, executor_id: str, data: str) -> bool:
+        """A scheduler's MESSAGE for an executor; False when no such executor listens here."""
+        return False
 
     async def shutdown(self) -> None:
         """Kill everything this runner started (used when an embedded cluster stops)."""

@@ -96,6 +96,8 @@ class AgentRegistry:
             self._status(msg)
         elif kind == "EXECUTOR_EXITED":
             self._executor_exited(msg)
+        elif kind == "EXECUTOR_MESSAGE":
+            self._executor_message(msg)
         elif kind == "AGENT_HEALTH":
             agent = self.agents.get(msg.get("agent_id"))
             if agent is not None and agent.link is link:
@@ -318,6 +320,18 @@ class AgentRegistry:
             fw.stream.send({"type": "FAILURE", "failure": {
                 "agent_id": {"value": agent_id}, "executor_id": {"value": executor_id},
                 "status": int(msg.get("status") or 0)}})
+
+    def _executor_message(self, msg: dict[str, Any]) -> None:
+        """An executor's MESSAGE: to its framework as a MESSAGE event."""
+        self.master.count("master/messages_executor_to_framework")
+        fw = self.master.frameworks.get(msg.get("framework_id"))
+        if fw is None or not fw.stream:
+            self.master.count("master/invalid_executor_to_framework_messages")
+            return
+        self.master.count("master/valid_executor_to_framework_messages")
+        fw.stream.send({"type": "MESSAGE", "message": {"agent_id": {"value": msg.get("agent_id")},
+                                                       "executor_id": {"value": msg.get("executor_id")},
+                                                       "data": msg.get("data") or ""}})
 
     def _finish_task(self, task: TaskRec, status: dict[str, Any], recover: bool = True) -> None:
         """A task reached a terminal state: free its resources, keep it among the completed."""

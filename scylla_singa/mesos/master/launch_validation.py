@@ -13,8 +13,7 @@ the framework may rely on them:
   CommandInfo only and the group a DEFAULT executor); a CUSTOM executor has
   a command, a DEFAULT one none; an executor already known on the agent must
   be launched again with the same ExecutorInfo;
-- custom executors are refused (this cluster does not serve the v1
-  executor API yet: README), and a default executor runs one task group;
+- a default executor runs one task group;
 - task ids are unique among the framework's live tasks and within the group;
 - resources: a MULTI_ROLE framework says in every resource's
   `allocation_info` the role it was offered (one role per task); for other
@@ -120,9 +119,6 @@ def _check_task(fw: FrameworkRec, task: JsonDict, agent_id: str, grouped: bool, 
         raise LaunchInvalid("Task should have at least one (but not both) of CommandInfo or ExecutorInfo present")
     if has_executor:
         _check_executor(fw, task["executor"], "CUSTOM")
-        raise LaunchInvalid(f"Task {task_id} asks for a custom executor, which this cluster does not run yet "
-                            "(the v1 executor API is not served); give the task a CommandInfo, or launch several "
-                            "tasks together with LAUNCH_GROUP under the default executor")
     return task_id
 
 

@@ -442,7 +442,23 @@ class Master:
             fw.stream.send(update_event(status))
 
     def _call_message(self, fw: FrameworkRec, body: dict) -> None:
+        """MESSAGE: the data goes to the executor on its agent (dropped, and counted invalid, when the agent
+        is not connected; Mesos does not tell the framework either)."""
         self.count("master/messages_framework_to_executor")
+        agent = self.agent_registry.agents.get(value(body.get("agent_id")))
+        if agent is None or not agent.active or agent.link is None:
+            self.count("master/invalid_framework_to_executor_messages")
+            return
+        self.count("master/valid_framework_to_executor_messages")
+        agent.link.send({"type": "FRAMEWORK_MESSAGE", "agent_id": agent.id, "framework_id": fw.id,
+                         "executor_id": value(body.get("executor_id")), "data": body.get("data") or ""})
+
+    def _call_shutdown(self, fw: FrameworkRec, body: dict) -> None:
+        """SHUTDOWN of one of the framework's executors on an agent."""
+        agent = self.agent_registry.agents.get(value(body.get("agent_id")))
+        if agent is not None and agent.active and agent.link is not None:
+            agent.link.send({"type": "SHUTDOWN_EXECUTOR", "agent_id": agent.id, "framework_id": fw.id,
+                             "executor_id": value(body.get("executor_id"))})
 
     def _call_request(self, fw: FrameworkRec, body: dict) -> None:
         self.count("master/messages_resource_request")
