@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scylla_singa.common.transition_table import Event
+from scylla_singa.mesos.api.container_info import runs_in_docker
 from .executor_runner import ExecutorRunner
 from .task_group_runner import TaskGroupRunner
 from .task_runner import AgentTask, Emit, TaskRunner
@@ -22,8 +23,9 @@ class CompositeRunner(TaskRunner):
 
     Tasks with a custom ExecutorInfo go to the executor runner, tasks of a
     group to the task-group runner (both run their processes and containers
-    on the plain runners below); a DOCKER container to the Docker runner; the
-    rest (no container, or a MESOS one without image) to the process runner.
+    on the plain runners below); a DOCKER container, or a MESOS one with a
+    Docker image, to the Docker runner; the rest (no container, or a MESOS one
+    without image) to the process runner.
     """
 
     def __init__(self, docker: TaskRunner | None, process: TaskRunner) -> None:
@@ -39,7 +41,7 @@ class CompositeRunner(TaskRunner):
         self.executors.endpoint = endpoint
 
     def plain(self, task: AgentTask) -> TaskRunner:
-        in_docker = (task.info.get("container") or {}).get("type") == "DOCKER"
+        in_docker = runs_in_docker(task.info.get("container"))
         if in_docker and self.docker is None:
             raise RuntimeError("this agent has no Docker engine (start it with --docker-host)")
         return self.docker if in_docker else self.process

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scylla_singa.common.transition_table import Event
-from scylla_singa.mesos.api.container_info import SANDBOX_MOUNT
+from scylla_singa.mesos.api.container_info import SANDBOX_MOUNT, docker_equivalent, runs_in_docker
 from scylla_singa.mesos.api.fields import mesos_duration, value
 from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
 from .fetcher import FetchError, fetch_all
@@ -120,8 +120,7 @@ class ExecutorRunner(TaskRunner):
         Mesos gives executors (the host's network, so MESOS_AGENT_ENDPOINT is reachable)."""
         command = dict(info.get("command") or {})
         container = info.get("container")
-        in_container = bool(container) and (container.get("type") == "DOCKER" or
-                                            (container.get("mesos") or {}).get("image"))
+        in_container = runs_in_docker(container)
         directory = SANDBOX_MOUNT if in_container else str(sandbox)
         env = {"MESOS_FRAMEWORK_ID": task.framework_id, "MESOS_EXECUTOR_ID": task.executor_id,
                "MESOS_AGENT_ENDPOINT": self.endpoint, "MESOS_SLAVE_ID": task.agent_id, "MESOS_AGENT_ID": task.agent_id,
@@ -275,7 +274,7 @@ class ExecutorRunner(TaskRunner):
 
 def _on_host_network(container: JsonDict) -> JsonDict:
     """An executor's container on the host's network (the agent's endpoint must be reachable)."""
-    out = dict(container)
+    out = dict(docker_equivalent(container))
     if out.get("type") == "DOCKER":
         out["docker"] = {**(out.get("docker") or {}), "network": "HOST"}
         out.pop("network_infos", None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 import requests
 
 from scylla_singa.common.waiting import wait_until
+from scylla_singa.mesos.api.container_info import SANDBOX_MOUNT
 from scylla_singa.mesos.embedded import EmbeddedMesos
 from scylla_singa.swarm.overlays import create_job_network, remove_job_network
 from tests.support.mesos_framework import TestFramework, task_info
@@ -80,6 +82,21 @@ def test_task_writes_into_its_sandbox_and_exits_0(mesos, fw, docker_client) -> N
                         params={"path": str(sandbox / "stdout"), "offset": 0}, timeout=10).json()
     assert read["data"] == f"uid=65534 pwd=/mnt/mesos/sandbox sb=/mnt/mesos/sandbox task={tid} fw={fw.id}\n"
     assert (sandbox / "stderr").read_text() == "warn\n"
+    fw.sched.wait(lambda: not _containers(docker_client, tid), what="the container to be removed")
+
+
+def test_a_mesos_container_with_a_docker_image_runs_on_the_engine(mesos, fw, docker_client) -> None:
+    """ContainerInfo MESOS with a Docker image (how mesoshttp's and avmesos's samples ask for one): the image's
+    filesystem, the host's network, the sandbox mounted, as the Mesos containerizer would run it."""
+    offer = fw.take_offer(cpus=1, mem=256)
+    task = task_info(offer["agent_id"], command='echo "$(pwd) $MESOS_SANDBOX $(hostname)" > out.txt')
+    task["container"] = {"type": "MESOS", "mesos": {"image": {"type": "DOCKER", "docker": {"name": TINY}}}}
+    fw.launch(offer, [task])
+    tid = task["task_id"]["value"]
+    status = fw.wait_state(tid, ("TASK_FINISHED", "TASK_FAILED", "TASK_ERROR"), timeout=60)
+    assert status["state"] == "TASK_FINISHED", status.get("message")
+    # in the container (the sandbox at its mount point), on the host's network (the host's name)
+    assert (_sandbox(mesos, tid) / "out.txt").read_text() == f"{SANDBOX_MOUNT} {SANDBOX_MOUNT} {socket.gethostname()}\n"
     fw.sched.wait(lambda: not _containers(docker_client, tid), what="the container to be removed")
 
 
