@@ -15,6 +15,7 @@ from scylla_singa.common.waiting import wait_until
 from scylla_singa.mesos.api.container_info import SANDBOX_MOUNT
 from scylla_singa.mesos.embedded import EmbeddedMesos
 from scylla_singa.swarm.overlays import create_job_network, remove_job_network
+from tests.support import v1_executor
 from tests.support.mesos_framework import TestFramework, task_info
 
 TINY = "scylla-tiny:latest"
@@ -98,6 +99,36 @@ def test_a_mesos_container_with_a_docker_image_runs_on_the_engine(mesos, fw, doc
     # in the container (the sandbox at its mount point), on the host's network (the host's name)
     assert (_sandbox(mesos, tid) / "out.txt").read_text() == f"{SANDBOX_MOUNT} {SANDBOX_MOUNT} {socket.gethostname()}\n"
     fw.sched.wait(lambda: not _containers(docker_client, tid), what="the container to be removed")
+
+
+def test_a_custom_executor_in_a_docker_container_runs_and_shuts_down(mesos, fw, docker_client) -> None:
+    """An ExecutorInfo with a DOCKER container: the executor runs in it on the host's network (so it reaches the
+    agent's /api/v1/executor), gets its task, and ends on SHUTDOWN; its container is removed."""
+    offer = fw.take_offer(cpus=1, mem=256)
+    executor_id = f"in-docker-{uuid.uuid4().hex[:6]}"
+    executor = {"type": "CUSTOM", "executor_id": {"value": executor_id},
+                "command": {"value": "python3 v1_executor.py", "uris": [{"value": v1_executor.__file__}]},
+                "container": {"type": "DOCKER", "docker": {"image": "singa-py:latest", "network": "BRIDGE"}},
+                "resources": [{"name": "cpus", "type": "SCALAR", "scalar": {"value": 0.1}},
+                              {"name": "mem", "type": "SCALAR", "scalar": {"value": 64}}]}
+    task = task_info(offer["agent_id"])
+    del task["command"]
+    task["executor"] = executor
+    fw.launch(offer, [task])
+    tid = task["task_id"]["value"]
+    running = fw.wait_state(tid, ("TASK_RUNNING", "TASK_FAILED", "TASK_ERROR"), timeout=60)
+    assert running["state"] == "TASK_RUNNING" and running["source"] == "SOURCE_EXECUTOR", running.get("message")
+    [container] = _containers(docker_client, f"executor:{executor_id}")
+    assert container.attrs["HostConfig"]["NetworkMode"] == "host"   # moved to the host's network
+    fw.driver.killTask(task["task_id"])
+    fw.wait_state(tid, "TASK_KILLED", timeout=30)
+    shutdown = requests.post(f"http://{mesos.master_address}/api/v1/scheduler", timeout=10,
+                             headers={"Mesos-Stream-Id": fw.driver.stream_id},
+                             json={"type": "SHUTDOWN", "framework_id": {"value": fw.id}, "shutdown": {
+                                 "executor_id": {"value": executor_id}, "agent_id": offer["agent_id"]}})
+    assert shutdown.status_code == 202, shutdown.text
+    fw.sched.wait(lambda: not _containers(docker_client, f"executor:{executor_id}"), timeout=30,
+                  what="the executor's container to end and be removed")
 
 
 def test_nonzero_exit_fails_the_task(fw) -> None:
