@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from scylla_singa.common.transition_table import Story, TransitionTable
 from scylla_singa.contracts import parse_task_id, task_id
 from scylla_singa.jobconf.parse import parse_job_text
 from scylla_singa.jobconf.plan import plan_job
@@ -24,7 +25,7 @@ from scylla_singa.placement.fit_status import Code
 from scylla_singa.placement.place import NotPlaced, Placed, place
 from scylla_singa.placement.policy import Policy, load_policy
 from . import core_events as ev
-from .job_lifecycle import transition
+from .job_lifecycle import JobEvent as JE, advance
 from .model import ENDED_TASK_STATES, Job, JobSpec, JobState as S, TaskRecord
 from .offers import agent_views, role_of
 from .retry import classify_failure
@@ -60,14 +61,23 @@ class FrameworkCore:
         self.now = 0.0
         self._policies: dict[str, Policy] = {}
         self._policy_loader = policy_loader
+        self.story = Story()
 
     # --- entry point ---------------------------------------------------------
 
+    @property
+    def registration(self) -> str:
+        """The core's state: "unregistered" until Mesos first says who the framework is, then "registered"."""
+        return "registered" if self.framework_id else "unregistered"
+
     def handle(self, event: ev.Event, now: float) -> list[ev.Instruction]:
-        """Apply one event at time `now`; return what the shell must do."""
+        """Apply one event at time `now`; return what the shell must do. Raises InvalidTransition."""
         self.now = max(self.now, now)
-        handler = getattr(self, "_on_" + type(event).__name__)
-        return handler(event)
+        state = self.registration
+        handler = CORE_TABLE.row(state, type(event), self.story)
+        if type(event) is not ev.Tick:  # ticks twice a second would crowd the story out
+            self.story.add(f"{state} <- {type(event).__name__}")
+        return handler(self, event)
 
     # --- registration --------------------------------------------------------
 
@@ -116,26 +126,25 @@ class FrameworkCore:
             never = place(job.plan, e.cluster, self.policy(job.spec.policy))
             if isinstance(never, NotPlaced):
                 job.failure = f"can never fit this cluster: {never.summary()}"
-                transition(job, S.FAILED, job.failure, self.now)
+                advance(job, JE.NEVER_FITS, job.failure, self.now)
                 return [ev.Persist(job.job_id), ev.JobEnded(job.job_id)]
-        transition(job, S.WAITING, "prepared", self.now)
+        advance(job, JE.PREPARED, "prepared", self.now)
         return [ev.Persist(job.job_id)] + self._wake()
 
     def _on_JobPrepareFailed(self, e: ev.JobPrepareFailed) -> list[ev.Instruction]:
         job = self.jobs[e.job_id]
         job.failure = e.message
         if job.state is S.PREPARING:
-            transition(job, S.FAILED, e.message, self.now)
+            advance(job, JE.PREPARE_FAILED, e.message, self.now)
         return [ev.Persist(job.job_id), ev.JobEnded(job.job_id)]
 
     def _on_KillJob(self, e: ev.KillJob) -> list[ev.Instruction]:
         job = self.jobs.get(e.job_id)
         if job is None or job.state.terminal or job.state in (S.KILLING, S.FAILING):
             return []
-        if job.state in (S.PREPARING, S.WAITING, S.BACKOFF):
-            transition(job, S.KILLED, "killed by the user", self.now)
+        # Nothing launched yet: KILLED at once; tasks to stop: KILLING until they have (JOB_TABLE says which).
+        if advance(job, JE.USER_KILL, "killed by the user", self.now) is S.KILLED:
             return [ev.Persist(job.job_id), ev.JobEnded(job.job_id)] + self._schedule()
-        transition(job, S.KILLING, "killed by the user", self.now)
         return self._kill_live(job) + self._settle(job)
 
     # --- offers and gangs ------------------------------------------------------
@@ -210,7 +219,7 @@ class FrameworkCore:
             for oid in ids:
                 del self.held[oid]
             out.append(ev.Accept(agent, ids, tuple(tasks), self.config.refuse_seconds))
-        transition(job, S.LAUNCHING, f"attempt {job.attempt} on {placed.agents_used} agent(s)", self.now)
+        advance(job, JE.GANG_LAUNCHED, f"attempt {job.attempt} on {placed.agents_used} agent(s)", self.now)
         return out + [ev.Persist(job.job_id)]
 
     # --- task updates ---------------------------------------------------------
@@ -240,14 +249,14 @@ class FrameworkCore:
         if job.state in (S.LAUNCHING, S.RUNNING):
             if record.state == "TASK_FINISHED":
                 if all(t.state == "TASK_FINISHED" for t in job.tasks.values()):
-                    transition(job, S.FINISHED, "every process finished", self.now)
+                    advance(job, JE.ALL_FINISHED, "every process finished", self.now)
                     return [ev.JobEnded(job.job_id)]
                 return []
             if record.terminal:
                 return self._process_failed(job, record)
             if job.state is S.LAUNCHING and all(t.state == "TASK_RUNNING" or t.state == "TASK_FINISHED"
                                                 for t in job.tasks.values()):
-                transition(job, S.RUNNING, "every process running", self.now)
+                advance(job, JE.ALL_RUNNING, "every process running", self.now)
             return []
         # The attempt is being stopped or is over: a task that reports itself alive (again: an
         # unreachable one whose agent came back) is killed, not left running unowned.
@@ -262,12 +271,12 @@ class FrameworkCore:
         if verdict.retryable and job.restarts < job.spec.max_restarts:
             job.restarts += 1
             job.restart_reasons.append(verdict.summary)
-            transition(job, S.RESTARTING, verdict.summary, self.now)
+            advance(job, JE.PROCESS_FAILED, verdict.summary, self.now)
         else:
             why = verdict.summary if not verdict.retryable else \
                 f"{verdict.summary} (no restarts left of {job.spec.max_restarts})"
             job.failure = why
-            transition(job, S.FAILING, why, self.now)
+            advance(job, JE.GIVEN_UP, why, self.now)
         return self._kill_live(job) + self._settle(job)
 
     def _kill_live(self, job: Job) -> list[ev.Instruction]:
@@ -281,13 +290,13 @@ class FrameworkCore:
         if job.state is S.RESTARTING:
             delay = min(self.config.backoff_max_s, self.config.backoff_base_s * 2 ** (job.restarts - 1))
             job.not_before = self.now + delay
-            transition(job, S.BACKOFF, f"restart {job.restarts} in {delay:g}s", self.now)
+            advance(job, JE.ATTEMPT_ENDED, f"restart {job.restarts} in {delay:g}s", self.now)
             return [ev.Persist(job.job_id)]
         if job.state is S.FAILING:
-            transition(job, S.FAILED, job.failure, self.now)
+            advance(job, JE.ATTEMPT_ENDED, job.failure, self.now)
             return [ev.Persist(job.job_id), ev.JobEnded(job.job_id)] + self._schedule()
         if job.state is S.KILLING:
-            transition(job, S.KILLED, "killed by the user", self.now)
+            advance(job, JE.ATTEMPT_ENDED, "killed by the user", self.now)
             return [ev.Persist(job.job_id), ev.JobEnded(job.job_id)] + self._schedule()
         return []
 
@@ -297,7 +306,7 @@ class FrameworkCore:
         out: list[ev.Instruction] = []
         for job in list(self.jobs.values()):
             if job.state is S.BACKOFF and self.now >= job.not_before:
-                transition(job, S.WAITING, f"restart {job.restarts}", self.now)
+                advance(job, JE.BACKOFF_OVER, f"restart {job.restarts}", self.now)
                 out += [ev.Persist(job.job_id)] + self._wake()
             elif job.state in (S.RESTARTING, S.FAILING, S.KILLING) and self.now >= job.kill_deadline:
                 for t in job.live_tasks():
@@ -309,6 +318,25 @@ class FrameworkCore:
                 out.append(ev.Decline(tuple(self.held), self.config.retry_refuse_seconds))
                 self.held.clear()
         return out
+
+
+# Which events the core takes in which state. Offers, rescinds and task updates come from the
+# master only after it has said who the framework is; everything else may come first (jobs are
+# submitted and adopted while the driver subscribes). Any other pair raises InvalidTransition.
+_ANY_TIME = {
+    ev.Registered: FrameworkCore._on_Registered, ev.Disconnected: FrameworkCore._on_Disconnected,
+    ev.Tick: FrameworkCore._on_Tick, ev.SubmitJob: FrameworkCore._on_SubmitJob,
+    ev.AdoptJob: FrameworkCore._on_AdoptJob, ev.JobPrepared: FrameworkCore._on_JobPrepared,
+    ev.JobPrepareFailed: FrameworkCore._on_JobPrepareFailed, ev.KillJob: FrameworkCore._on_KillJob,
+}
+_FROM_THE_MASTER = {
+    ev.OffersReceived: FrameworkCore._on_OffersReceived, ev.OfferRescinded: FrameworkCore._on_OfferRescinded,
+    ev.StatusUpdate: FrameworkCore._on_StatusUpdate,
+}
+CORE_TABLE: TransitionTable[Callable[[FrameworkCore, Any], list[ev.Instruction]]] = TransitionTable(
+    "framework core", ("unregistered", "registered"), (*_ANY_TIME, *_FROM_THE_MASTER),
+    {**{("unregistered", e): h for e, h in _ANY_TIME.items()},
+     **{("registered", e): h for e, h in {**_ANY_TIME, **_FROM_THE_MASTER}.items()}})
 
 
 def _ip_of(status: dict[str, Any]) -> str:

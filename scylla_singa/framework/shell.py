@@ -3,9 +3,21 @@
 pymesos calls the Scheduler methods from its own thread, and an exception
 escaping any of them aborts the driver (and, without failover, tears every
 task down). So every callback only turns its arguments into an event and
-queues it; one worker thread feeds events to the core and carries out the
-instructions it returns. Everything that touches the outside world - the
-Mesos driver, Docker (job networks), delivery, the store - happens here.
+queues it; it never waits on Docker, HDFS or HTTP. One event thread feeds
+events to the core and carries out the instructions it returns, and it
+never blocks on the outside world either:
+
+- preparing a job (the overlay through the swarm manager, the job's files
+  delivered - an HDFS upload -, the master's /master/state for the
+  never-fits check) runs on the I/O pool (`io_workers` threads), which
+  posts JobPrepared or JobPrepareFailed back into the event queue;
+- calls on the Mesos driver (each an HTTP POST to the master) run on one
+  thread of their own, so they reach the master in the order the core gave
+  them;
+- a job's end (its result from the agents' sandboxes, the network and the
+  files removed) runs on a thread of its own.
+
+The store (a local SQLite file) is written on the event thread.
 """
 
 from __future__ import annotations
@@ -14,11 +26,13 @@ import logging
 import queue
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 import docker
 from pymesos import MesosSchedulerDriver, Scheduler
 
+from scylla_singa.common.transition_table import InstructionDispatch
 from scylla_singa.contracts import CLUSTER_FILE, JOB_CONF, job_network_name
 from scylla_singa.delivery.job_files import Delivery, DeliveryError, cluster_file
 from scylla_singa.swarm.overlays import SwarmError, create_job_network, remove_job_network
@@ -37,7 +51,7 @@ FAILOVER_TIMEOUT_S = 7 * 24 * 3600.0
 class FrameworkShell(Scheduler):
     def __init__(self, core: FrameworkCore, store: JobStore, delivery: Delivery,
                  docker_manager: docker.DockerClient | None, book: ProgressBook,
-                 clock: Callable[[], float] = time.time, tick_s: float = 0.5) -> None:
+                 clock: Callable[[], float] = time.time, tick_s: float = 0.5, io_workers: int = 4) -> None:
         self.core, self.store, self.delivery, self.docker = core, store, delivery, docker_manager
         self.book, self.clock, self.tick_s = book, clock, tick_s
         self.driver: MesosSchedulerDriver | None = None
@@ -49,18 +63,27 @@ class FrameworkShell(Scheduler):
         self.ended: dict[str, threading.Event] = {}
         self._worker: threading.Thread | None = None
         self._cleanups: list[threading.Thread] = []
+        self._io = ThreadPoolExecutor(io_workers, thread_name_prefix="scylla-io")
+        self._master_calls = ThreadPoolExecutor(1, thread_name_prefix="scylla-master-calls")
+        self._do = InstructionDispatch("the framework shell", {
+            ev.Accept: self._do_Accept, ev.Decline: self._do_Decline, ev.Revive: self._do_Revive,
+            ev.Suppress: self._do_Suppress, ev.KillTask: self._do_KillTask, ev.Reconcile: self._do_Reconcile,
+            ev.Persist: self._do_Persist, ev.PrepareJob: self._do_PrepareJob, ev.JobEnded: self._do_JobEnded,
+        }).require(ev.Instruction.__args__)
 
     # --- lifecycle ------------------------------------------------------------
 
     def start(self, master: str, framework_id: str | None = None, name: str = "scylla-singa",
-              user: str = "root", principal: str | None = None, secret: str | None = None) -> None:
+              user: str = "root", principal: str | None = None, secret: str | None = None,
+              driver_class: Callable[..., Any] = MesosSchedulerDriver) -> None:
+        """Start the event thread and the driver (`driver_class`: pymesos's, or a test's stand-in)."""
         info: dict[str, Any] = {"user": user, "name": name, "failover_timeout": FAILOVER_TIMEOUT_S,
                                 "capabilities": [{"type": "GPU_RESOURCES"}]}
         if framework_id:
             info["id"] = {"value": framework_id}
         self.master_uri = master
-        self.driver = MesosSchedulerDriver(self, info, master, use_addict=False, failover=True,
-                                           principal=principal, secret=secret)
+        self.driver = driver_class(self, info, master, use_addict=False, failover=True,
+                                   principal=principal, secret=secret)
         self._worker = threading.Thread(target=self._work, name="scylla-framework", daemon=True)
         self._worker.start()
         self.driver.start()
@@ -75,6 +98,9 @@ class FrameworkShell(Scheduler):
         self.events.put(None)
         if self._worker:
             self._worker.join(10)
+        # Calls the stopped driver would drop anyway, and preparations nobody will read, are not waited for.
+        self._master_calls.shutdown(wait=False, cancel_futures=True)
+        self._io.shutdown(wait=False, cancel_futures=True)
         for t in self._cleanups:
             t.join(60)
 
@@ -113,15 +139,19 @@ class FrameworkShell(Scheduler):
             try:
                 with self.lock:
                     instructions = self.core.handle(event, self.clock())
+                if type(event) is ev.Registered and event.framework_id:
+                    self.store.set_meta("framework_id", event.framework_id)
                 for ins in instructions:
                     self._do(ins)
             except Exception:  # noqa: BLE001 - one bad event must not stop the framework
                 log.exception("handling %s", type(event).__name__)
 
-    def _do(self, ins: ev.Instruction) -> None:
-        getattr(self, "_do_" + type(ins).__name__)(ins)
-
     def _call(self, what: str, fn: Callable[[], Any]) -> None:
+        """Queue a driver call for the master-calls thread (in order; the event thread goes on)."""
+        self._master_calls.submit(self._call_now, what, fn)
+
+    @staticmethod
+    def _call_now(what: str, fn: Callable[[], Any]) -> None:
         try:
             fn()
         except Exception as exc:  # noqa: BLE001 - e.g. not connected: the master re-offers
@@ -157,16 +187,23 @@ class FrameworkShell(Scheduler):
     def _do_PrepareJob(self, i: ev.PrepareJob) -> None:
         with self.lock:
             job = self.core.jobs[i.job_id]
+        self._io.submit(self._prepare, job)
+
+    def _prepare(self, job: Job) -> None:
+        """On the I/O pool: the overlay, the files delivered, the cluster sized; the outcome as an event."""
         try:
-            network = job_network_name(job.job_id)
-            if self.docker is not None:
-                network = create_job_network(self.docker, job.job_id).name
-            files = {JOB_CONF: job.spec.conf_text.encode(), CLUSTER_FILE: cluster_file(job.job_id, job.plan)}
-            artifacts = self.delivery.prepare(job.job_id, files, network)
-        except (DeliveryError, SwarmError, docker.errors.DockerException) as exc:
-            self.events.put(ev.JobPrepareFailed(job.job_id, f"cannot prepare the job: {exc}"))
-            return
-        self.events.put(ev.JobPrepared(job.job_id, artifacts, self._cluster()))
+            try:
+                network = job_network_name(job.job_id)
+                if self.docker is not None:
+                    network = create_job_network(self.docker, job.job_id).name
+                files = {JOB_CONF: job.spec.conf_text.encode(), CLUSTER_FILE: cluster_file(job.job_id, job.plan)}
+                artifacts = self.delivery.prepare(job.job_id, files, network)
+            except (DeliveryError, SwarmError, docker.errors.DockerException) as exc:
+                self.events.put(ev.JobPrepareFailed(job.job_id, f"cannot prepare the job: {exc}"))
+                return
+            self.events.put(ev.JobPrepared(job.job_id, artifacts, self._cluster()))
+        except Exception:  # noqa: BLE001 - a future's exception is otherwise never seen
+            log.exception("preparing job %s", job.job_id)
 
     def _cluster(self):
         master = self.master_address()
@@ -239,12 +276,10 @@ class FrameworkShell(Scheduler):
         self.subscribed.clear()
 
     def _queue(self, make: Callable[[], ev.Event], registered: bool = False) -> None:
+        """Put the callback's event on the queue; nothing else (the event thread records the framework id)."""
         try:
             self.events.put(make())
             if registered:
-                fid = self.driver.framework_id if self.driver else None
-                if fid:
-                    self.store.set_meta("framework_id", fid)
                 self.subscribed.set()
         except Exception:  # noqa: BLE001
             log.exception("queueing a Mesos event")

@@ -1,7 +1,10 @@
-"""'Does not fit' as a value: a code and the reasons, never an exception.
+"""'Does not fit' as a value: a code and structured reasons, never an exception.
 
 Modelled on the Kubernetes scheduling framework's Status: filters return one
 per (process, agent), the engine collects them so a waiting job can say why.
+A reason is (kind, detail): the kind groups agents rejected for the same
+thing ("insufficient cpus"), the detail is this agent's numbers; nobody
+parses reasons back out of their text.
 """
 
 from __future__ import annotations
@@ -20,9 +23,20 @@ class Code(Enum):
 
 
 @dataclass(frozen=True)
+class Reason:
+    """Why something does not fit: `kind` (what; agents are counted by it), `detail` (the numbers)."""
+
+    kind: str
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.kind} ({self.detail})" if self.detail else self.kind
+
+
+@dataclass(frozen=True)
 class Status:
     code: Code = Code.SUCCESS
-    reasons: tuple[str, ...] = ()
+    reasons: tuple[Reason, ...] = ()
     plugin: str = ""
 
     @property
@@ -30,15 +44,15 @@ class Status:
         return self.code is Code.SUCCESS
 
     def __str__(self) -> str:
-        return "; ".join(self.reasons) if self.reasons else self.code.value
+        return "; ".join(map(str, self.reasons)) if self.reasons else self.code.value
 
 
 OK = Status()
 
 
-def unschedulable(plugin: str, *reasons: str) -> Status:
+def unschedulable(plugin: str, *reasons: Reason) -> Status:
     return Status(Code.UNSCHEDULABLE, tuple(reasons), plugin)
 
 
-def unresolvable(plugin: str, *reasons: str) -> Status:
+def unresolvable(plugin: str, *reasons: Reason) -> Status:
     return Status(Code.UNRESOLVABLE, tuple(reasons), plugin)

@@ -20,7 +20,7 @@ import numpy as np
 
 from scylla_singa.jobconf.plan import JobPlan, ProcessPlan
 from scylla_singa.placement.plugins.base import FilterPlugin
-from .fit_status import Code, Status
+from .fit_status import Code, Reason, Status
 from .order import process_order
 from .policy import Policy, Start
 from .refine import refine_cut
@@ -43,19 +43,25 @@ class Placed:
 
 @dataclass(frozen=True)
 class NotPlaced:
-    """The gang does not fit (now, or ever when code is UNRESOLVABLE)."""
+    """The gang does not fit (now, or ever when code is UNRESOLVABLE).
+
+    `status` carries one reason per kind of rejection, its detail the number
+    of agents rejected for it; `per_agent` each agent's own reasons;
+    `message` the sentence a waiting job shows (made from those, never parsed).
+    """
 
     proc: int
     status: Status
     per_agent: Mapping[str, Status]
     placed_before: int
+    message: str = ""
 
     @property
     def code(self) -> Code:
         return self.status.code
 
     def summary(self) -> str:
-        return str(self.status)
+        return self.message or str(self.status)
 
 
 Placement = Placed | NotPlaced
@@ -136,19 +142,21 @@ def _not_placed(cycle: Cycle, proc: ProcessPlan, policy: Policy, placed_before: 
             if agent in per_agent:
                 continue
             code = Code.UNRESOLVABLE if f.unresolvable else Code.UNSCHEDULABLE
-            per_agent[agent] = Status(code, (f.explain(cycle, proc, int(i)),), f.name)
+            per_agent[agent] = Status(code, f.explain(cycle, proc, int(i)), f.name)
     all_unresolvable = all_unresolvable and all(s.code is Code.UNRESOLVABLE for s in per_agent.values())
     d = proc.demand
     need = f"{d.cpus:g} cpus, {d.mem_mb} MB" + (f", {d.gpus} gpus" if d.gpus else "")
-    kinds = Counter(s.reasons[0].split(" (")[0] for s in per_agent.values())
-    detail = ", ".join(f"{n} {k}" for k, n in kinds.most_common())
+    kinds = Counter(s.reasons[0].kind for s in per_agent.values() if s.reasons).most_common()
+    detail = ", ".join(f"{n} {k}" for k, n in kinds)
     if not cycle.size:
         detail = "no agents are offering resources"
     message = (f"0/{cycle.size} agents can host process {proc.id} ({need})"
                f"{' after placing ' + str(placed_before) + ' of ' + str(cycle.plan.nprocs) if placed_before else ''}"
                f": {detail}")
     code = Code.UNRESOLVABLE if all_unresolvable else Code.UNSCHEDULABLE
-    return NotPlaced(proc.id, Status(code, (message,), "place"), per_agent, placed_before)
+    reasons = tuple(Reason(k, f"{n} agent{'s' if n > 1 else ''}") for k, n in kinds) \
+        or (Reason("no agents are offering resources"),)
+    return NotPlaced(proc.id, Status(code, reasons, "place"), per_agent, placed_before, message)
 
 
 def _placed(cycle: Cycle) -> Placed:

@@ -29,12 +29,6 @@ from .yamlmarks import KEY, Path as YPath, load_with_marks, position
 BUILTIN_PACKAGE = "scylla_singa.placement.builtin_policies"
 DEFAULT_POLICY = "spread"
 _TOP_KEYS = {"name", "description", "order", "filters", "scores", "constraints", "refine", "starts"}
-_CONSTRAINT_KEYS = {"attributes", "hostnames", "max_procs_per_agent"}
-# Where a filter sits in the pipeline. All run as vector operations, so the
-# order only decides which reason a rejected agent reports first: a
-# constraint ("wrong rack") explains more than the shortage it also has.
-_FILTER_RANK = {"hostnames": 0, "attributes": 1, "max-procs-per-agent": 2, "singa11-cpus": 3,
-                "resources-fit": 4, "bandwidth": 5}
 
 
 class PolicyError(PositionedError):
@@ -135,7 +129,7 @@ class _Builder:
         if not any(f.name in ("resources-fit", "singa11-cpus") for f in filters):
             raise self.fail(("filters",), "a policy must keep CPU and memory within offers: "
                                           "list resources-fit (or singa11-cpus) under filters")
-        filters.sort(key=lambda f: _FILTER_RANK.get(f.name, 9))
+        filters.sort(key=lambda f: f.rank)  # each filter owns its place: cheap constraints first (base.py)
         refine = data.get("refine", False)
         if not isinstance(refine, bool):
             raise self.fail(("refine",), f"refine is true or false, got {refine!r}")
@@ -177,19 +171,16 @@ class _Builder:
             raise self.fail(path + ("args",), str(exc)) from None
 
     def constraints(self, data: Any) -> list[FilterPlugin]:
+        known = self.registry.constraints()
         if not isinstance(data, dict):
-            raise self.fail(("constraints",), "constraints is a mapping: attributes, hostnames, max_procs_per_agent")
+            raise self.fail(("constraints",), f"constraints is a mapping: {', '.join(known)}")
         out: list[FilterPlugin] = []
         for key, value in data.items():
             path: YPath = ("constraints", key)
-            if key not in _CONSTRAINT_KEYS:
-                raise self.fail(path + (KEY,), f"unknown constraint {key!r}; one of {', '.join(sorted(_CONSTRAINT_KEYS))}")
-            name, args = {"attributes": ("attributes", value), "hostnames": ("hostnames", value),
-                          "max_procs_per_agent": ("max-procs-per-agent", {"max": value})}[key]
-            if not isinstance(args, dict):
-                raise self.fail(path, f"{key} takes a mapping (e.g. match: {{rack: r1}} / include: [node1])")
+            if key not in known:
+                raise self.fail(path + (KEY,), f"unknown constraint {key!r}; one of {', '.join(known)}")
             try:
-                out.append(self.registry.build(name, args))
+                out.append(self.registry.build_constraint(key, value))
             except (ValueError, TypeError) as exc:
                 raise self.fail(path, str(exc)) from None
         return out

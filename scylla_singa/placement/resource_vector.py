@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from .fit_status import Reason
+
 # Below these, Mesos does not offer or allocate (DESIGN.md section 4); we
 # compare with a tolerance so 0.1 + 0.2 CPUs fits in 0.3.
 EPSILON = 1e-6
@@ -46,7 +48,7 @@ UNITS = {"cpus": "", "mem_mb": " MB", "gpus": ""}
 NAMES = {"cpus": "cpus", "mem_mb": "mem", "gpus": "gpus"}
 
 
-def describe_shortfall(short: dict[str, tuple[float, float]]) -> str:
-    """`insufficient cpus (need 2, free 1); insufficient mem (need 512 MB, free 256 MB)`."""
-    return "; ".join(f"insufficient {NAMES[k]} (need {need:g}{UNITS[k]}, free {have:g}{UNITS[k]})"
-                     for k, (need, have) in short.items())
+def shortfall_reasons(short: dict[str, tuple[float, float]]) -> tuple[Reason, ...]:
+    """One reason per short resource: `insufficient cpus` (need 2, free 1), `insufficient mem` (...)."""
+    return tuple(Reason(f"insufficient {NAMES[k]}", f"need {need:g}{UNITS[k]}, free {have:g}{UNITS[k]}")
+                 for k, (need, have) in short.items())

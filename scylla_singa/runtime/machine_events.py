@@ -1,10 +1,12 @@
 """Events into the runtime's state machines and the instructions they return.
 
 Workers and servers (worker.py, server.py) take `Begin` and `Deliver` and
-return `Send`, `Report`, `SaveSlice` and `Finished`. The process machine
-(process.py) takes the `Proc*` events from the shell, routes its entities'
-instructions, and returns only shell instructions: `SendTo`, `Report`,
-`WriteCheckpoint`, `WriteMarker`, `Log` and `Exit`. Nothing here does I/O.
+return `Send`, `Report`, `SaveSlice` and `Finished`; their tables are keyed
+by each event's `key` ("BEGIN", or the delivered message's kind). The
+process machine (process.py) takes the `Proc*` events and `CheckpointWritten`
+from the shell, routes its entities' instructions, and returns only shell
+instructions: `SendTo`, `Report`, `WriteCheckpoint`, `WriteMarker`, `Log`
+and `Exit`. Nothing here does I/O.
 """
 
 from __future__ import annotations
@@ -22,10 +24,28 @@ from .messages import Msg
 class Begin:
     """Go: workers pull their first values, servers of groups > 0 fetch the master copy."""
 
+    @property
+    def key(self) -> str:
+        return "BEGIN"
+
+    def __str__(self) -> str:
+        return "BEGIN"
+
 
 @dataclass(frozen=True)
 class Deliver:
     msg: Msg
+
+    @property
+    def key(self) -> str:
+        return self.msg.kind
+
+    def __str__(self) -> str:
+        return repr(self.msg)
+
+
+# What a worker or server can be given: Begin, and a message of each kind entities send each other.
+ENTITY_EVENT_KEYS = ("BEGIN", "PULL", "PARAM", "GRAD", "DONE", "FINAL_PULL", "SYNC", "SYNC_REPLY")
 
 
 # ---- instructions out of workers and servers
@@ -94,6 +114,10 @@ class CheckpointWritten:
     step: int
     ok: bool
     error: str = ""
+    now: float | None = None  # None: the write says nothing about the time
+
+
+ProcEvent = ProcStarted | ProcTick | ProcReceived | ProcRunLocal | CheckpointWritten
 
 
 # ---- instructions out of the process machine (to the shell)

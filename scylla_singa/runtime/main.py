@@ -35,6 +35,7 @@ from dataclasses import dataclass  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from scylla_singa.common.transition_table import InstructionDispatch  # noqa: E402
 from scylla_singa.contracts import ENV_JOB_ID, ENV_PROC_ID, ENV_PROGRESS_URL, ENV_TASK_ID  # noqa: E402
 from scylla_singa.contracts import ENV_WEBHDFS_URL  # noqa: E402
 from scylla_singa.jobconf import JobConfError  # noqa: E402
@@ -212,6 +213,9 @@ class Shell:
     def __init__(self, setup: Setup, machine: ProcessMachine, transport, sink: ProgressSink, clock) -> None:
         self.setup, self.machine, self.transport, self.sink, self.clock = setup, machine, transport, sink, clock
         self.poll_ms = max(1, min(setup.spec.proto.cluster.poll_time, 1000))
+        self._do = InstructionDispatch("the singa process's shell", {
+            SendTo: self._send_to, Report: self._report, WriteCheckpoint: self._checkpoint,
+            WriteMarker: self._marker, Log: self._log, Exit: self._exit})
 
     def run(self) -> int:
         try:
@@ -254,23 +258,31 @@ class Shell:
         return code
 
     def execute(self, instructions: list) -> None:
+        """Carry out the machine's instructions in order; what one returns (the machine's answer to a
+        checkpoint written) goes first. An unknown instruction raises UnknownInstruction."""
         work = list(instructions)
         while work:
-            ins = work.pop(0)
-            if isinstance(ins, SendTo):
-                self.transport.send(ins.proc, ins.msg)
-            elif isinstance(ins, Report):
-                self.sink.report(ins.kind, ins.payload)
-            elif isinstance(ins, WriteCheckpoint):
-                work[:0] = self.machine.handle(self._write_checkpoint(ins))
-            elif isinstance(ins, WriteMarker):
-                self._write_marker(ins.step)
-            elif isinstance(ins, Log):
-                log(ins.message)
-            elif isinstance(ins, Exit):
-                raise _Stop(ins.code, ins.message)
-            else:
-                raise TypeError(f"unknown instruction {ins!r}")
+            work[:0] = self._do(work.pop(0)) or []
+
+    def _send_to(self, ins: SendTo) -> None:
+        self.transport.send(ins.proc, ins.msg)
+
+    def _report(self, ins: Report) -> None:
+        self.sink.report(ins.kind, ins.payload)
+
+    def _checkpoint(self, ins: WriteCheckpoint) -> list:
+        return self.machine.handle(self._write_checkpoint(ins))
+
+    def _marker(self, ins: WriteMarker) -> None:
+        self._write_marker(ins.step)
+
+    @staticmethod
+    def _log(ins: Log) -> None:
+        log(ins.message)
+
+    @staticmethod
+    def _exit(ins: Exit) -> None:
+        raise _Stop(ins.code, ins.message)
 
     def _write_checkpoint(self, ins: WriteCheckpoint) -> CheckpointWritten:
         return write_checkpoint(self.setup.store, self.setup.proc, ins, self.setup.spec.layout.signature())

@@ -30,6 +30,10 @@ server has reported N, process 0 writes the step's marker and tells every
 other process to write it too (CKPT_COMMIT): a step is resumable only with
 its marker. A process reports PROC_DONE only after its writes, on the same
 ordered channel, so process 0 has every report before it sends EXIT.
+
+Its transition table (PROCESS_TABLE) is keyed by event type, and for a
+received message by its kind (an entity's message is ENTITY_MESSAGE); once
+exited, every event is taken and changes nothing.
 """
 
 from __future__ import annotations
@@ -37,13 +41,17 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
-from .machine_events import (Begin, CheckpointWritten, Deliver, Exit, Finished, Log, ProcReceived, ProcRunLocal,
-                             ProcStarted, ProcTick, Report, SaveSlice, Send, SendTo, WriteCheckpoint, WriteMarker)
+from scylla_singa.common.transition_table import InstructionDispatch, Story, TransitionTable
+from .machine_events import (Begin, CheckpointWritten, Deliver, Exit, Finished, Log, ProcEvent, ProcReceived,
+                             ProcRunLocal, ProcStarted, ProcTick, Report, SaveSlice, Send, SendTo, WriteCheckpoint,
+                             WriteMarker)
 from .messages import Msg, proc_addr
 from .runtime_errors import EXIT_OK, EXIT_PEER
 
 PROCESS_KINDS = frozenset({"HEARTBEAT", "ABORT", "PROC_DONE", "CKPT_WRITTEN", "CKPT_COMMIT", "EXIT", "EXIT_ACK"})
+ENTITY_MESSAGE = "ENTITY_MESSAGE"  # the key of a received message for a worker or server
 
 
 @dataclass(frozen=True)
@@ -94,30 +102,27 @@ class ProcessMachine:
         self.procs_done: set[int] = set()
         self.acks: set[int] = set()
         self.local_servers0: set[str] = set()
+        self.story = Story()
 
     @property
     def has_local_work(self) -> bool:
         return bool(self.local)
 
-    def handle(self, event) -> list:
-        self.now = event.now if hasattr(event, "now") else self.now
-        if self.state == "exited":
-            return []
-        if isinstance(event, ProcStarted):
-            return self._on_started()
-        if isinstance(event, ProcTick):
-            return self._on_tick()
-        if isinstance(event, ProcReceived):
-            return self._on_received(event.msg)
-        if isinstance(event, ProcRunLocal):
-            return self._run_local()
-        if isinstance(event, CheckpointWritten):
-            return self._on_written(event)
-        raise TypeError(f"unknown event {event!r}")
+    def handle(self, event: ProcEvent) -> list:
+        """Apply `event`; the instructions for the shell. Raises InvalidTransition."""
+        if event.now is not None:
+            self.now = event.now
+        key = _key_of(event)
+        prev = self.state
+        transition = PROCESS_TABLE.row(prev, key, self.story, f"process {self.cfg.proc}", _shown(event))
+        out = transition(self, event)
+        if key not in _UNTOLD:
+            self.story.add(f"{prev} <- {_shown(event)}" + (f" -> {self.state}" if self.state != prev else ""))
+        return out
 
     # ---- startup
 
-    def _on_started(self) -> list:
+    def _on_started(self, event: ProcStarted) -> list:
         self.state = "waiting"
         self.started_at = self.last_heartbeat = self.now
         out = self._heartbeats()
@@ -165,7 +170,7 @@ class ProcessMachine:
 
     # ---- time
 
-    def _on_tick(self) -> list:
+    def _on_tick(self, event: ProcTick) -> list:
         out: list = []
         if self.now - self.last_heartbeat >= self.cfg.heartbeat_s and self.state in ("waiting", "running", "done"):
             out += self._heartbeats()
@@ -185,16 +190,16 @@ class ProcessMachine:
 
     # ---- messages
 
-    def _on_received(self, msg: Msg) -> list:
+    def _seen(self, msg: Msg) -> None:
         if msg.proc in self.last_seen or msg.proc in self.others:
             self.last_seen[msg.proc] = self.now
-        if msg.kind not in PROCESS_KINDS:
-            if self.state == "waiting":
-                self.held.append(msg)
-            else:
-                self.local.append(msg)
-            return []
-        return getattr(self, f"_on_{msg.kind.lower()}")(msg)
+
+    def _on_entity_message(self, msg: Msg) -> list:
+        if self.state == "waiting":
+            self.held.append(msg)
+        else:
+            self.local.append(msg)
+        return []
 
     def _on_heartbeat(self, msg: Msg) -> list:
         if msg.proc not in self.peer_info:
@@ -227,7 +232,7 @@ class ProcessMachine:
 
     # ---- local delivery and routing
 
-    def _run_local(self) -> list:
+    def _run_local(self, event: ProcRunLocal) -> list:
         if not self.local:
             return []
         msg = self.local.popleft()
@@ -237,25 +242,23 @@ class ProcessMachine:
         return self._route(entity.handle(Deliver(msg)))
 
     def _route(self, instructions: list) -> list:
+        """Carry out the entities' instructions; an unknown one raises UnknownInstruction."""
         out: list = []
         for ins in instructions:
-            if isinstance(ins, Send):
-                k = self.owner[ins.msg.dst]
-                if k == self.cfg.proc:
-                    self.local.append(ins.msg)
-                else:
-                    ins.msg.proc = self.cfg.proc
-                    out.append(SendTo(k, ins.msg))
-            elif isinstance(ins, Report):
-                out.append(ins)
-            elif isinstance(ins, Finished):
-                self.unfinished.discard(ins.who)
-                out += self._maybe_done()
-            elif isinstance(ins, SaveSlice):
-                out += self._save(ins)
-            else:
-                raise TypeError(f"unknown instruction {ins!r}")
+            out += _ENTITY_INSTRUCTIONS(ins, self)
         return out
+
+    def _send(self, ins: Send) -> list:
+        k = self.owner[ins.msg.dst]
+        if k == self.cfg.proc:
+            self.local.append(ins.msg)
+            return []
+        ins.msg.proc = self.cfg.proc
+        return [SendTo(k, ins.msg)]
+
+    def _entity_finished(self, ins: Finished) -> list:
+        self.unfinished.discard(ins.who)
+        return self._maybe_done()
 
     # ---- checkpoints
 
@@ -315,3 +318,54 @@ class ProcessMachine:
 
     def _to(self, k: int, kind: str, step: int = 0, meta: dict | None = None) -> SendTo:
         return SendTo(k, Msg(kind, proc_addr(self.cfg.proc), proc_addr(k), step, None, meta or {}, self.cfg.proc))
+
+
+def _key_of(event: ProcEvent) -> type | str:
+    """An event's key in PROCESS_TABLE: its type, or for a received message its kind."""
+    if type(event) is ProcReceived:
+        return event.msg.kind if event.msg.kind in PROCESS_KINDS else ENTITY_MESSAGE
+    return type(event)
+
+
+def _shown(event: ProcEvent) -> str:
+    return repr(event.msg) if type(event) is ProcReceived else type(event).__name__
+
+
+def _received(on_message: Callable[[ProcessMachine, Msg], list]) -> Callable[[ProcessMachine, ProcReceived], list]:
+    """A transition on a received message: the sender counts as heard from, then `on_message` runs."""
+    def transition(machine: ProcessMachine, event: ProcReceived) -> list:
+        machine._seen(event.msg)
+        return on_message(machine, event.msg)
+    return transition
+
+
+def _changes_nothing(machine: ProcessMachine, event: ProcEvent) -> list:
+    return []
+
+
+_ENTITY_INSTRUCTIONS = InstructionDispatch("the process (its workers' and servers' instructions)", {
+    Send: lambda ins, machine: machine._send(ins),
+    Report: lambda ins, machine: [ins],
+    Finished: lambda ins, machine: machine._entity_finished(ins),
+    SaveSlice: lambda ins, machine: machine._save(ins),
+})
+_MESSAGES = {
+    "HEARTBEAT": ProcessMachine._on_heartbeat, "ABORT": ProcessMachine._on_abort,
+    "PROC_DONE": ProcessMachine._on_proc_done, "CKPT_WRITTEN": ProcessMachine._on_ckpt_written,
+    "CKPT_COMMIT": ProcessMachine._on_ckpt_commit, "EXIT": ProcessMachine._on_exit,
+    "EXIT_ACK": ProcessMachine._on_exit_ack, ENTITY_MESSAGE: ProcessMachine._on_entity_message,
+}
+_AFTER_START: dict[Any, Callable[[ProcessMachine, Any], list]] = {
+    ProcTick: ProcessMachine._on_tick, ProcRunLocal: ProcessMachine._run_local,
+    CheckpointWritten: ProcessMachine._on_written, **{kind: _received(fn) for kind, fn in _MESSAGES.items()},
+}
+_PROCESS_EVENTS = (ProcStarted, *_AFTER_START)
+_UNTOLD = (ProcTick, ProcRunLocal, ENTITY_MESSAGE)  # too many to tell in the story
+# Started once; between the start and the exit every event is taken (a message's handler checks
+# what the state allows); after the exit nothing changes.
+PROCESS_TABLE: TransitionTable[Callable[[ProcessMachine, Any], list]] = TransitionTable(
+    "process", ("new", "waiting", "running", "done", "exiting", "exited"), _PROCESS_EVENTS, {
+        ("new", ProcStarted): ProcessMachine._on_started,
+        **{(state, key): fn for state in ("waiting", "running", "done", "exiting") for key, fn in _AFTER_START.items()},
+        **{("exited", key): _changes_nothing for key in _PROCESS_EVENTS},
+    })

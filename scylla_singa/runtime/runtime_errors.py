@@ -5,7 +5,8 @@
                             message names the culprit
     PeerError        -> 3  a peer process was lost or never appeared; the
                             message names it
-    anything else    -> 1
+    anything else    -> 1  (among them common.transition_table.InvalidTransition:
+                            a machine got an event it has no transition for)
 
 A job.conf problem found by the job model (scylla_singa.jobconf.JobConfError)
 is also exit 2.
@@ -26,14 +27,3 @@ class SingaConfigError(Exception):
 class PeerError(Exception):
     """A peer process was lost or never appeared. Exit code 3."""
 
-
-class ProtocolError(RuntimeError):
-    """A machine got an event it has no transition for; carries the machine's recent history."""
-
-    def __init__(self, who: str, state: str, event: str, history: list[str]) -> None:
-        lines = "\n  ".join(history[-20:]) or "(none)"
-        super().__init__(f"{who}: no transition from state {state!r} on {event}; recent history:\n  {lines}")
-        self.who = who
-        self.state = state
-        self.event = event
-        self.history = list(history)

@@ -36,12 +36,13 @@ arrives; requests meanwhile are held) -> serving -> draining -> finished.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 
 import numpy as np
 
-from .machine_events import Begin, Deliver, Finished, SaveSlice, Send
+from scylla_singa.common.transition_table import InvalidTransition, Story, TransitionTable
+from .machine_events import ENTITY_EVENT_KEYS, Begin, Deliver, Finished, SaveSlice, Send
 from .messages import Msg, parse_addr, server_addr, worker_addr
-from .runtime_errors import ProtocolError
 from .spec import TrainingSpec
 from .updaters import State, init_state, update
 
@@ -81,37 +82,14 @@ class ServerMachine:
         self.held: list[Msg] = []
         self.final_pullers: list[str] = []
         self.state = "new"
-        self.history: deque[str] = deque(maxlen=64)
+        self.story = Story()
+        self.table = MASTER_SERVER_TABLE if self.is_master else GROUP_SERVER_TABLE
 
     def handle(self, event: Begin | Deliver) -> list:
-        kind = "START" if isinstance(event, Begin) else event.msg.kind
-        method = self._method(kind)
-        if method is None:
-            raise ProtocolError(self.addr, self.state, repr(event.msg) if isinstance(event, Deliver) else kind,
-                                list(self.history))
-        self.history.append(f"{self.state} <- {kind}" + (f" {event.msg!r}" if isinstance(event, Deliver) else ""))
-        return method(event)
-
-    # (state, message kind) -> transition method. SYNC goes to masters only, SYNC_REPLY to the others.
-    _TABLE = {
-        ("new", "START"): "_on_start",
-        ("init", "SYNC_REPLY"): "_on_master_copy",
-        ("init", "PULL"): "_hold", ("init", "GRAD"): "_hold", ("init", "DONE"): "_hold",
-        ("init", "FINAL_PULL"): "_hold",
-        ("serving", "PULL"): "_on_pull",
-        ("serving", "GRAD"): "_on_grad",
-        ("serving", "DONE"): "_on_done",
-        ("serving", "FINAL_PULL"): "_on_final_pull", ("draining", "FINAL_PULL"): "_on_final_pull",
-        ("finished", "FINAL_PULL"): "_on_final_pull",
-        ("serving", "SYNC"): "_on_sync", ("draining", "SYNC"): "_on_sync",  # master only
-        ("serving", "SYNC_REPLY"): "_on_sync_reply", ("draining", "SYNC_REPLY"): "_on_sync_reply",  # others only
-    }
-
-    def _method(self, kind: str):
-        name = self._TABLE.get((self.state, kind))
-        if (name == "_on_sync" and not self.is_master) or (name == "_on_sync_reply" and self.is_master):
-            return None
-        return getattr(self, name) if name else None
+        """Apply `event`; the instructions. Raises InvalidTransition."""
+        transition = self.table.row(self.state, event.key, self.story, self.addr, str(event))
+        self.story.add(f"{self.state} <- {event}")
+        return transition(self, event)
 
     # ---- transitions
 
@@ -146,12 +124,12 @@ class ServerMachine:
         msg = event.msg
         g = self._group_of(msg)
         if msg.step != self.group_step[g] or msg.data is None or msg.data.size != self.hi - self.lo:
-            raise ProtocolError(self.addr, self.state, f"unexpected {msg!r} (group {g} is at step "
-                                f"{self.group_step[g]})", list(self.history))
+            raise InvalidTransition(self.addr, self.state, f"unexpected {msg!r} (group {g} is at step "
+                                    f"{self.group_step[g]})", self.story)
         acc = self.pending.setdefault(g, [np.zeros(self.hi - self.lo, dtype=np.float32), 0, set()])
         if msg.src in acc[2]:
-            raise ProtocolError(self.addr, self.state, f"second gradient of step {msg.step} from {msg.src}",
-                                list(self.history))
+            raise InvalidTransition(self.addr, self.state, f"second gradient of step {msg.step} from {msg.src}",
+                                    self.story)
         acc[0] = acc[0] + msg.data
         acc[1] += int(msg.meta.get("n", 1))
         acc[2].add(msg.src)
@@ -254,9 +232,40 @@ class ServerMachine:
     def _group_of(self, msg: Msg) -> int:
         kind, g, _ = parse_addr(msg.src)
         if kind != "w" or g not in self.group_step:
-            raise ProtocolError(self.addr, self.state, f"{msg!r} from a worker this server does not serve",
-                                list(self.history))
+            raise InvalidTransition(self.addr, self.state, f"{msg!r} from a worker this server does not serve",
+                                    self.story)
         return g
+
+
+Transition = Callable[[ServerMachine, Begin | Deliver], list]
+_SERVER_STATES = ("new", "init", "serving", "draining", "finished")
+# (state, event key) -> transition, for every server; requests that come while a server of a group
+# > 0 waits for the master copy are held.
+_EVERY_SERVER: dict[tuple[str, str], Transition] = {
+    ("new", "BEGIN"): ServerMachine._on_start,
+    ("init", "PULL"): ServerMachine._hold, ("init", "GRAD"): ServerMachine._hold,
+    ("init", "DONE"): ServerMachine._hold, ("init", "FINAL_PULL"): ServerMachine._hold,
+    ("serving", "PULL"): ServerMachine._on_pull,
+    ("serving", "GRAD"): ServerMachine._on_grad,
+    ("serving", "DONE"): ServerMachine._on_done,
+    ("serving", "FINAL_PULL"): ServerMachine._on_final_pull,
+    ("draining", "FINAL_PULL"): ServerMachine._on_final_pull,
+    ("finished", "FINAL_PULL"): ServerMachine._on_final_pull,
+}
+# Group 0 holds the master copy: other groups' servers SYNC with it.
+MASTER_SERVER_TABLE: TransitionTable[Transition] = TransitionTable(
+    "server of group 0", _SERVER_STATES, ENTITY_EVENT_KEYS, {
+        **_EVERY_SERVER,
+        ("serving", "SYNC"): ServerMachine._on_sync, ("draining", "SYNC"): ServerMachine._on_sync,
+    })
+# A server of a group > 0 gets the master copy first (init), then the master's SYNC_REPLYs.
+GROUP_SERVER_TABLE: TransitionTable[Transition] = TransitionTable(
+    "server of a group > 0", _SERVER_STATES, ENTITY_EVENT_KEYS, {
+        **_EVERY_SERVER,
+        ("init", "SYNC_REPLY"): ServerMachine._on_master_copy,
+        ("serving", "SYNC_REPLY"): ServerMachine._on_sync_reply,
+        ("draining", "SYNC_REPLY"): ServerMachine._on_sync_reply,
+    })
 
 
 def _scalar_if_uniform(v: np.ndarray):

@@ -13,7 +13,8 @@ A group is synchronous because its servers answer step t only once every
 worker of the group has pushed step t's gradient (server.py); the worker
 just waits for all slices of step t+1 before computing it. Only worker
 (0, 0) tests and validates (SINGA: group 0 does). Each PARAM carries the
-number of steps done; a slice for any other step is a protocol error.
+number of steps done; a slice for any other step is refused like an
+event the table has no row for (InvalidTransition).
 
 Steps are counted as steps done: the PROGRESS line of step 50 follows the
 50th update, tests and validations run when due after step s < train_steps
@@ -24,17 +25,16 @@ test is the one FINAL reports, with every group's training in.
 from __future__ import annotations
 
 import math
-from collections import deque
 from collections.abc import Callable
 
 import numpy as np
 
+from scylla_singa.common.transition_table import InvalidTransition, Story, TransitionTable
 from scylla_singa.contracts import FINAL_PREFIX, PROGRESS_PREFIX
 from .data import BatchStream
-from .machine_events import Begin, Deliver, Finished, Report, Send
+from .machine_events import ENTITY_EVENT_KEYS, Begin, Deliver, Finished, Report, Send
 from .messages import Msg, server_addr, worker_addr
 from .net import Model
-from .runtime_errors import ProtocolError
 from .spec import TrainingSpec
 
 
@@ -60,13 +60,6 @@ class _Window:
 class WorkerMachine:
     """Worker `index` of group `group`. `clock` gives seconds (monotonic)."""
 
-    _TABLE = {
-        ("new", "START"): "_on_start",
-        ("pulling", "PARAM"): "_on_first_params",
-        ("waiting", "PARAM"): "_on_update",
-        ("final", "PARAM"): "_on_final_params",
-    }
-
     def __init__(self, spec: TrainingSpec, group: int, index: int, model: Model, streams: dict[str, BatchStream],
                  start_step: int, clock: Callable[[], float], job_id: str, proc: int, started_at: float) -> None:
         self.spec, self.group, self.index = spec, group, index
@@ -79,7 +72,7 @@ class WorkerMachine:
         self.clock, self.job_id, self.proc, self.started_at = clock, job_id, proc, started_at
         self.tester = group == 0 and index == 0
         self.state = "new"
-        self.history: deque[str] = deque(maxlen=64)
+        self.story = Story()
         self._got: set[str] = set()
         self._expect = start_step  # the step every PARAM of the current round must carry
         self._window = _Window(clock())
@@ -87,13 +80,10 @@ class WorkerMachine:
     # ---- the one entry point
 
     def handle(self, event: Begin | Deliver) -> list:
-        kind = "START" if isinstance(event, Begin) else event.msg.kind
-        method = self._TABLE.get((self.state, kind))
-        if method is None:
-            raise ProtocolError(self.addr, self.state, repr(event.msg) if isinstance(event, Deliver) else kind,
-                                list(self.history))
-        self.history.append(f"{self.state} <- {kind}" + (f" {event.msg!r}" if isinstance(event, Deliver) else ""))
-        return getattr(self, method)(event)
+        """Apply `event`; the instructions. Raises InvalidTransition."""
+        transition = WORKER_TABLE.row(self.state, event.key, self.story, self.addr, str(event))
+        self.story.add(f"{self.state} <- {event}")
+        return transition(self, event)
 
     # ---- transitions
 
@@ -142,8 +132,8 @@ class WorkerMachine:
         lo, hi = self.bounds.get(msg.src, (None, None))
         if msg.step != self._expect or lo is None or (msg.meta.get("lo"), msg.meta.get("hi")) != (lo, hi) \
                 or msg.src in self._got or msg.data is None or msg.data.size != hi - lo:
-            raise ProtocolError(self.addr, self.state, f"unexpected {msg!r} (expected step {self._expect}, "
-                                f"slices from {sorted(set(self.servers) - self._got)})", list(self.history))
+            raise InvalidTransition(self.addr, self.state, f"unexpected {msg!r} (expected step {self._expect}, "
+                                    f"slices from {sorted(set(self.servers) - self._got)})", self.story)
         self.model.values[lo:hi] = msg.data
         self._got.add(msg.src)
         return len(self._got) == len(self.servers)
@@ -212,3 +202,13 @@ class WorkerMachine:
         rate = n / max(self.clock() - t0, 1e-9)
         return Report(PROGRESS_PREFIX, self._payload(phase, loss / n if has_loss else None,
                                                      acc / n if has_acc else None, rate))
+
+
+# (state, event key) -> transition. A worker takes only its servers' values; anything else is refused.
+WORKER_TABLE: TransitionTable[Callable[[WorkerMachine, Begin | Deliver], list]] = TransitionTable(
+    "worker", ("new", "pulling", "waiting", "final", "finished"), ENTITY_EVENT_KEYS, {
+        ("new", "BEGIN"): WorkerMachine._on_start,
+        ("pulling", "PARAM"): WorkerMachine._on_first_params,
+        ("waiting", "PARAM"): WorkerMachine._on_update,
+        ("final", "PARAM"): WorkerMachine._on_final_params,
+    })

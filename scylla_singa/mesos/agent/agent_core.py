@@ -23,13 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from scylla_singa.common.files import read_json, write_json_atomic
-from scylla_singa.common.transition_table import Event, Instruction, InvalidTransition
+from scylla_singa.common.transition_table import InstructionDispatch, InvalidTransition, emitted_types
 from scylla_singa.mesos.api.fields import VERSION, new_id, value
 from scylla_singa.mesos.api.protocol import make_status, new_uuid_b64
 from scylla_singa.mesos.api.resources import Resources
 from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
 from .fetcher import FetchError, fetch_all
-from .task_lifecycle import TaskLifecycle
+from .task_events import (CancelLaunch, CleanUpTask, SendTaskStatus, StopTask, TaskEvent, TaskKillRequested,
+                          TaskLaunchFailed)
+from .task_lifecycle import TASK_TABLE, TaskLifecycle
 from .task_runner import AgentTask, TaskRunner
 
 log = logging.getLogger(__name__)
@@ -69,6 +71,9 @@ class AgentCore:
         self.healthy = True           # False while the containerizer (the Docker engine) does not answer
         self.health_message = ""
         self._bg: set[asyncio.Task] = set()
+        self._do = InstructionDispatch("the agent's task shell", {
+            SendTaskStatus: self._send_status, StopTask: self._stop, CancelLaunch: self._cancel_launch,
+            CleanUpTask: self._clean_up}).require(emitted_types(TASK_TABLE))
         # for /state and /metrics/snapshot: frameworks the master shut down here, event counters,
         # the engine's image checks (Mesos's image pulls), how long recovery took
         self.shut_down_frameworks: set[str] = set()
@@ -142,7 +147,7 @@ class AgentCore:
             task = self.tasks.get((msg.get("framework_id"), msg.get("task_id")))
             if task is not None:
                 grace = msg.get("grace_s")
-                self._event(task, Event("kill", {"grace_s": self.default_grace if grace is None else grace}))
+                self._event(task, TaskKillRequested(self.default_grace if grace is None else grace))
         elif kind == "ACK":
             self._ack(msg)
         elif kind == "SHUTDOWN_EXECUTOR":
@@ -155,7 +160,7 @@ class AgentCore:
             self.runner.shutdown_framework(str(msg.get("framework_id")))
             self.shut_down_frameworks.add(str(msg.get("framework_id")))
             for task in [t for t in self.tasks.values() if t.framework_id == msg.get("framework_id")]:
-                self._event(task, Event("kill", {"grace_s": self.default_grace}))
+                self._event(task, TaskKillRequested(self.default_grace))
 
     def _run_task(self, msg: dict[str, Any]) -> None:
         info = msg.get("task") or {}
@@ -239,13 +244,12 @@ class AgentCore:
             await self.runner.launch(task, emit)
         except FetchError as exc:
             self.count("fetches_failed")
-            emit(Event("launch_failed", {"reason": "REASON_CONTAINER_LAUNCH_FAILED",
-                                         "message": f"Failed to fetch URIs: {exc}"}))
+            emit(TaskLaunchFailed(reason="REASON_CONTAINER_LAUNCH_FAILED", message=f"Failed to fetch URIs: {exc}"))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - any runner failure fails the task, not the agent
             log.exception("launch of task %s failed", task.task_id)
-            emit(Event("launch_failed", {"message": f"Failed to launch: {exc}"}))
+            emit(TaskLaunchFailed(message=f"Failed to launch: {exc}"))
 
     def _make_sandbox(self, task: AgentTask) -> Path:
         """Mesos's layout: a command task's executor has the task's id; a custom executor's tasks share its
@@ -269,43 +273,30 @@ class AgentCore:
         return path
 
     # ---- lifecycle ----------------------------------------------------
-    def _emitter(self, task: AgentTask) -> Callable[[Event], None]:
+    def _emitter(self, task: AgentTask) -> Callable[[TaskEvent], None]:
         return lambda event: self._event(task, event)
 
-    def _event(self, task: AgentTask, event: Event) -> None:
+    def _event(self, task: AgentTask, event: TaskEvent) -> None:
         try:
             instructions = task.lifecycle.handle(event)
         except InvalidTransition as exc:
+            # A runner's event the task's state has no row for: reported with the task's story, and the
+            # task is left as it is (raising here would end the runner's coroutine or the master link).
             log.error("%s", exc)
             return
         for ins in instructions:
-            self._execute(task, ins, event)
+            self._do(ins, task)
         self._save(task)
 
-    def _execute(self, task: AgentTask, ins: Instruction, event: Event) -> None:
-        if ins.kind == "update":
-            if ins.data["state"] == "TASK_KILLING" and not _capable(task.framework, "TASK_KILLING_STATE"):
-                return
-            self._update(task, ins.data)
-        elif ins.kind == "stop":
-            task.kill_requested = True
-            self._spawn(self.runner.kill(task, float(event.data.get("grace_s", self.default_grace)),
-                                         self._emitter(task)))
-        elif ins.kind == "cancel":
-            if task.launch is not None:
-                task.launch.cancel()
-        elif ins.kind == "cleanup":
-            task.finished_at = time.time()
-            self._spawn(self.runner.cleanup(task))
-
-    def _update(self, task: AgentTask, data: dict[str, Any]) -> None:
-        if "reported" in data:
-            status = self._reported(task, data["reported"])
+    def _send_status(self, ins: SendTaskStatus, task: AgentTask) -> None:
+        if ins.state == "TASK_KILLING" and not _capable(task.framework, "TASK_KILLING_STATE"):
+            return
+        if ins.reported is not None:
+            status = self._reported(task, ins.reported)
         else:
-            status = make_status(task.task_id, data["state"], agent_id=self.agent_id, reason=data.get("reason"),
-                                 message=data.get("message"), uuid_b64=new_uuid_b64(),
-                                 container_status=data.get("container_status"),
-                                 executor_id=task.executor_id)
+            status = make_status(task.task_id, ins.state, agent_id=self.agent_id, reason=ins.reason,
+                                 message=ins.message, uuid_b64=new_uuid_b64(),
+                                 container_status=ins.container_status, executor_id=task.executor_id)
         self._count_update(task, status)
         task.last_status = status
         task.statuses.append(status)
@@ -313,6 +304,18 @@ class AgentCore:
         task.pending.append(status)
         if len(task.pending) == 1:
             self._send_head(task)
+
+    def _stop(self, ins: StopTask, task: AgentTask) -> None:
+        task.kill_requested = True
+        self._spawn(self.runner.kill(task, float(ins.grace_s), self._emitter(task)))
+
+    def _cancel_launch(self, ins: CancelLaunch, task: AgentTask) -> None:
+        if task.launch is not None:
+            task.launch.cancel()
+
+    def _clean_up(self, ins: CleanUpTask, task: AgentTask) -> None:
+        task.finished_at = time.time()
+        self._spawn(self.runner.cleanup(task))
 
     def _send_head(self, task: AgentTask) -> None:
         if not task.pending or not self.registered or self.send is None:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scylla_singa.common.transition_table import Event
 from scylla_singa.mesos.api.container_info import runs_in_docker
 from .executor_runner import ExecutorRunner
+from .task_events import TaskLaunchFailed
 from .task_group_runner import TaskGroupRunner
 from .task_runner import AgentTask, Emit, TaskRunner
 
@@ -55,7 +55,7 @@ class CompositeRunner(TaskRunner):
         try:
             runner = self.pick(task)
         except RuntimeError as exc:
-            emit(Event("launch_failed", {"message": str(exc)}))
+            emit(TaskLaunchFailed(message=str(exc)))
             return
         await runner.launch(task, emit)
 

@@ -28,11 +28,12 @@ import docker.errors
 import requests
 from docker.models.containers import Container
 
-from scylla_singa.common.transition_table import Event
 from scylla_singa.contracts import AGENT_LABEL, MANAGED_LABEL, container_name
 from scylla_singa.mesos.api.container_info import SpecError
 from scylla_singa.mesos.api.protocol import container_status
 from .docker_spec import DockerSpec, build_spec
+from .task_events import (TaskContainerUp, TaskExited, TaskInvalid, TaskLaunchFailed, TaskLost, TaskStarting,
+                          TaskStopped)
 from .task_runner import AgentTask, Emit, TaskRunner
 
 log = logging.getLogger(__name__)
@@ -64,7 +65,7 @@ class DockerRunner(TaskRunner):
                               container_id=task.container_id, sandbox=task.sandbox,
                               allowed_roots=self.allowed_roots)
         except SpecError as exc:
-            emit(Event("invalid", {"message": str(exc)}))
+            emit(TaskInvalid(message=str(exc)))
             return
         started = time.perf_counter()
         try:
@@ -75,13 +76,13 @@ class DockerRunner(TaskRunner):
             problem = f"Failed to launch container: the Docker engine does not answer: {exc.__class__.__name__}"
             self._engine_down(problem)
         if problem:
-            emit(Event("launch_failed", {"message": problem}))
+            emit(TaskLaunchFailed(message=problem))
             return
-        emit(Event("starting"))
+        emit(TaskStarting())
         try:
             container = await self._call(self._create_and_start, spec)
         except docker.errors.APIError as exc:
-            emit(Event("launch_failed", {"message": f"Failed to launch container: {_explain(exc)}"}))
+            emit(TaskLaunchFailed(message=f"Failed to launch container: {_explain(exc)}"))
             await self._call(self._remove, spec.name)
             return
         task.handle = container
@@ -100,8 +101,8 @@ class DockerRunner(TaskRunner):
             attrs = await self._call(lambda: self.client.api.inspect_container(container.id))
             task.pid = attrs["State"].get("Pid") or None
             if attrs["State"].get("Running") or attrs["State"].get("Status") == "exited":
-                emit(Event("running", {"container_status": container_status(
-                    task.container_id, _ip(attrs, network), network if network not in ("host", "none") else None)}))
+                emit(TaskContainerUp(container_status(
+                    task.container_id, _ip(attrs, network), network if network not in ("host", "none") else None)))
             result = await self._call(container.wait)
             attrs = await self._call(lambda: self.client.api.inspect_container(container.id))
         except ENGINE_ERRORS as exc:
@@ -115,7 +116,7 @@ class DockerRunner(TaskRunner):
         message = (f"Memory limit exceeded: the container was OOM-killed (limit "
                    f"{attrs['HostConfig'].get('Memory', 0) // (1024 * 1024)} MB)" if oom
                    else f"Command exited with status {code}")
-        emit(Event("exited", {"code": code, "oom": oom, "message": message}))
+        emit(TaskExited(code, oom, message))
 
     async def _container_lost(self, task: AgentTask, container: Container, exc: Exception, emit: Emit) -> None:
         """Following the container failed: the engine died (or the container was removed under us)."""
@@ -124,7 +125,7 @@ class DockerRunner(TaskRunner):
         else:
             why = f"The Docker engine stopped answering ({exc.__class__.__name__}); the container is lost"
             self._engine_down(why)
-        emit(Event("lost", {"reason": "REASON_EXECUTOR_TERMINATED", "message": why}))
+        emit(TaskLost(reason="REASON_EXECUTOR_TERMINATED", message=why))
 
     async def engine_answers(self) -> bool:
         try:
@@ -202,12 +203,12 @@ class DockerRunner(TaskRunner):
             if task.launch is not None:
                 task.launch.cancel()
             await self._call(self._remove, container_name(task.container_id))
-            emit(Event("stopped"))
+            emit(TaskStopped())
             return
         try:
             await self._call(container.stop, timeout=max(0, int(round(grace_s))))
         except docker.errors.NotFound:
-            emit(Event("stopped"))
+            emit(TaskStopped())
         except docker.errors.APIError as exc:
             log.warning("docker stop of %s failed: %s", container.id[:12], exc)
         except ENGINE_ERRORS as exc:  # the engine is gone: following the container reports it lost
@@ -223,8 +224,8 @@ class DockerRunner(TaskRunner):
         try:
             container = await self._call(self.client.containers.get, name)
         except docker.errors.NotFound:
-            emit(Event("lost", {"reason": "REASON_EXECUTOR_TERMINATED",
-                                "message": "The task's container is gone after an agent restart"}))
+            emit(TaskLost(reason="REASON_EXECUTOR_TERMINATED",
+                             message="The task's container is gone after an agent restart"))
             return
         task.handle = container
         self._containers[task.container_id] = container

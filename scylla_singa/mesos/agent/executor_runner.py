@@ -9,7 +9,7 @@ MESOS_EXECUTOR_ID, MESOS_AGENT_ENDPOINT, MESOS_DIRECTORY, MESOS_SANDBOX,
 MESOS_CHECKPOINT, ...). The executor SUBSCRIBEs to `/api/v1/executor`
 (executor_api.py) and gets SUBSCRIBED, then one LAUNCH per task; more tasks
 for the same executor are LAUNCHed on it while it runs. Its UPDATE calls
-become the tasks' status updates (the `reported` event of the task
+become the tasks' status updates (the `TaskReported` event of the task
 lifecycle), sent on with the executor's own uuid; when the framework
 acknowledges one, the executor gets ACKNOWLEDGED. KILL and SHUTDOWN go to
 the executor; when its process ends, the tasks it left unfinished fail with
@@ -28,11 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scylla_singa.common.transition_table import Event
 from scylla_singa.mesos.api.container_info import SANDBOX_MOUNT, docker_equivalent, runs_in_docker
 from scylla_singa.mesos.api.fields import mesos_duration, value
 from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
 from .fetcher import FetchError, fetch_all
+from .task_events import (TaskEvent, TaskExited, TaskInvalid, TaskLaunchFailed, TaskLost, TaskReported,
+                          TaskStopped)
 from .task_lifecycle import TaskLifecycle
 from .task_runner import AgentTask, Emit, TaskRunner
 
@@ -110,8 +111,8 @@ class ExecutorRunner(TaskRunner):
             ex.state = "TERMINATED"
             del self.executors[(ex.framework_id, ex.executor_id)]
             for _, emit in list(ex.tasks.values()):
-                emit(Event("launch_failed", {"reason": "REASON_CONTAINER_LAUNCH_FAILED",
-                                             "message": f"Failed to fetch the executor's URIs: {exc}"}))
+                emit(TaskLaunchFailed(reason="REASON_CONTAINER_LAUNCH_FAILED",
+                                      message=f"Failed to fetch the executor's URIs: {exc}"))
             return
         self._spawn(self._run_executor(ex))
 
@@ -140,29 +141,29 @@ class ExecutorRunner(TaskRunner):
 
     async def _run_executor(self, ex: CustomExecutor) -> None:
         """Run the executor to its end; then fail what it left unfinished and tell the master."""
-        outcome: dict[str, Any] = {}
+        ends: list[TaskEvent] = []   # how the executor's process ended (the latest code and message count)
 
-        def watch(event: Event) -> None:
-            if event.kind in ("exited", "launch_failed", "invalid", "stopped", "lost"):
-                outcome.update(event.data, kind=event.kind)
+        def watch(event: TaskEvent) -> None:
+            if isinstance(event, (TaskExited, TaskLaunchFailed, TaskInvalid, TaskStopped, TaskLost)):
+                ends.append(event)
         try:
             await self.run_plain(ex.process).launch(ex.process, watch)
         except Exception as exc:  # noqa: BLE001 - a broken executor fails its tasks, never the agent
             log.exception("executor %s failed", ex.executor_id)
-            outcome.update(kind="launch_failed", message=str(exc))
-        self._terminated(ex, outcome)
+            ends.append(TaskLaunchFailed(message=str(exc)))
+        self._terminated(ex, ends)
 
-    def _terminated(self, ex: CustomExecutor, outcome: dict[str, Any]) -> None:
+    def _terminated(self, ex: CustomExecutor, ends: list[TaskEvent]) -> None:
         ex.state = "TERMINATED"
         ex.ended.set()
         if ex.stream is not None:
             ex.stream.close()
-        code = outcome.get("code")
-        why = outcome.get("message") or (f"Executor exited with status {code}" if code is not None
-                                         else "Executor terminated")
+        code = next((e.code for e in reversed(ends) if isinstance(e, TaskExited) and e.code is not None), None)
+        message = next((m for e in reversed(ends) if (m := getattr(e, "message", None))), None)
+        why = message or (f"Executor exited with status {code}" if code is not None else "Executor terminated")
         for task, emit in list(ex.tasks.values()):
             if task.state not in TERMINAL_TASK_STATES:
-                emit(Event("lost", {"reason": "REASON_EXECUTOR_TERMINATED", "message": why}))
+                emit(TaskLost(reason="REASON_EXECUTOR_TERMINATED", message=why))
         if self.executors.get((ex.framework_id, ex.executor_id)) is ex:
             del self.executors[(ex.framework_id, ex.executor_id)]
         self._spawn(self.run_plain(ex.process).cleanup(ex.process))
@@ -174,7 +175,7 @@ class ExecutorRunner(TaskRunner):
         if ex is None or task.task_id not in ex.launched or ex.stream is None:
             if ex is not None:
                 ex.tasks.pop(task.task_id, None)
-            emit(Event("stopped", {"message": "Task killed before its executor got it"}))
+            emit(TaskStopped(message="Task killed before its executor got it"))
             return
         kill: JsonDict = {"task_id": {"value": task.task_id}}
         if task.info.get("kill_policy"):
@@ -254,7 +255,7 @@ class ExecutorRunner(TaskRunner):
         entry = ex.tasks.get(value(status.get("task_id")) or "")
         if entry is None:
             return False
-        entry[1](Event("reported", {"status": status}))
+        entry[1](TaskReported(status))
         return True
 
     def executor_message(self, ex: CustomExecutor, data: str) -> None:

@@ -13,9 +13,9 @@ import os
 import signal
 from typing import Any
 
-from scylla_singa.common.transition_table import Event
 from scylla_singa.contracts import ENV_TASK_ID
 from scylla_singa.mesos.api.protocol import container_status
+from .task_events import TaskContainerUp, TaskExited, TaskInvalid, TaskLaunchFailed, TaskStarting, TaskStopped
 from .task_runner import AgentTask, Emit, TaskRunner
 
 
@@ -30,9 +30,9 @@ class ProcessRunner(TaskRunner):
         command = task.info.get("command") or {}
         argv, executable = _argv(command)
         if not argv:
-            emit(Event("invalid", {"message": "CommandInfo has no value to run"}))
+            emit(TaskInvalid(message="CommandInfo has no value to run"))
             return
-        emit(Event("starting"))
+        emit(TaskStarting())
         sandbox = task.sandbox
         with open(sandbox / "stdout", "ab") as out, open(sandbox / "stderr", "ab") as err:
             try:
@@ -40,24 +40,24 @@ class ProcessRunner(TaskRunner):
                     *argv, executable=executable, cwd=sandbox, env=_env(task, command), stdout=out,
                     stderr=err, stdin=asyncio.subprocess.DEVNULL, start_new_session=True)
             except OSError as exc:
-                emit(Event("launch_failed", {"message": f"Failed to launch command: {exc}"}))
+                emit(TaskLaunchFailed(message=f"Failed to launch command: {exc}"))
                 return
         task.handle = proc
         task.pid = proc.pid
         self._procs[task.container_id] = proc
-        emit(Event("running", {"container_status": container_status(task.container_id, self.ip, None)}))
+        emit(TaskContainerUp(container_status(task.container_id, self.ip, None)))
         try:
             code = await proc.wait()
         finally:
             self._procs.pop(task.container_id, None)
-        emit(Event("exited", {"code": _exit_code(code), "message": _exit_message(code)}))
+        emit(TaskExited(_exit_code(code), message=_exit_message(code)))
 
     async def kill(self, task: AgentTask, grace_s: float, emit: Emit) -> None:
         proc = task.handle
         if proc is None:
             if task.launch is not None:
                 task.launch.cancel()
-            emit(Event("stopped"))
+            emit(TaskStopped())
             return
         _signal(proc, signal.SIGTERM)
         try:

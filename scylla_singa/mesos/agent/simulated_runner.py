@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 import re
 
-from scylla_singa.common.transition_table import Event
 from scylla_singa.mesos.api.protocol import container_status
+from .task_events import TaskContainerUp, TaskExited, TaskStarting, TaskStopped
 from .task_runner import AgentTask, Emit, TaskRunner
 
 _SLEEP = re.compile(r"^\s*sleep\s+(\d+(?:\.\d+)?)\s*$")
@@ -23,8 +23,8 @@ class SimulatedRunner(TaskRunner):
     needs_sandbox = False
 
     async def launch(self, task: AgentTask, emit: Emit) -> None:
-        emit(Event("starting"))
-        emit(Event("running", {"container_status": container_status(task.container_id, None, None)}))
+        emit(TaskStarting())
+        emit(TaskContainerUp(container_status(task.container_id, None, None)))
         command = (task.info.get("command") or {}).get("value") or ""
         if m := _EXIT.match(command):
             code = int(m.group(1))
@@ -34,9 +34,9 @@ class SimulatedRunner(TaskRunner):
         else:
             await asyncio.Event().wait()
             return
-        emit(Event("exited", {"code": code, "message": f"Command exited with status {code}"}))
+        emit(TaskExited(code, message=f"Command exited with status {code}"))
 
     async def kill(self, task: AgentTask, grace_s: float, emit: Emit) -> None:
         if task.launch is not None:
             task.launch.cancel()
-        emit(Event("stopped", {"message": "Command terminated with signal SIGTERM"}))
+        emit(TaskStopped("Command terminated with signal SIGTERM"))

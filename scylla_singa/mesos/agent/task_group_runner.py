@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from scylla_singa.common.transition_table import Event
 from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
+from .task_events import TaskKillRequested
 from .task_runner import AgentTask, Emit, TaskRunner
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ class TaskGroupRunner(TaskRunner):
         group = self.groups.setdefault((task.framework_id, task.executor_id), TaskGroup())
         group.members[task.task_id] = (task, emit)
         if group.stopping:   # another task of the group ended badly before this one started
-            emit(Event("kill", {"grace_s": 0.0}))
+            emit(TaskKillRequested(grace_s=0.0))
             return
         await self.run_plain(task).launch(task, emit)
 
@@ -74,7 +74,7 @@ class TaskGroupRunner(TaskRunner):
         group.stopping = True
         for task, emit in list(group.members.values()):
             if task is not cause and task.state not in TERMINAL_TASK_STATES and task.task_id not in group.ended:
-                emit(Event("kill", {"grace_s": _grace(task)}))
+                emit(TaskKillRequested(grace_s=_grace(task)))
 
     async def kill(self, task: AgentTask, grace_s: float, emit: Emit) -> None:
         group = self.groups.get((task.framework_id, task.executor_id))

@@ -1,8 +1,8 @@
 """What an agent runs tasks with: the TaskRunner interface and the per-task record it works on.
 
-A runner turns a task into events for the task's lifecycle (`starting`,
-`running`, `exited`, `launch_failed`, `invalid`, `stopped`, `lost`) by
-calling `emit`; it never sends status updates itself. `launch` runs for
+A runner turns a task into events for the task's lifecycle (task_events.py:
+`TaskStarting`, `TaskContainerUp`, `TaskExited`, `TaskLaunchFailed`,
+`TaskInvalid`, `TaskStopped`, `TaskLost`) by calling `emit`; it never sends status updates itself. `launch` runs for
 the task's whole life (the agent cancels it to abandon a launch).
 """
 
@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scylla_singa.common.transition_table import Event
 from scylla_singa.mesos.api.fields import value
+from .task_events import TaskEvent, TaskLost
 from .task_lifecycle import TaskLifecycle
 
-Emit = Callable[[Event], None]
+Emit = Callable[[TaskEvent], None]
 
 
 @dataclass
@@ -107,15 +107,15 @@ class TaskRunner(ABC):
 
     @abstractmethod
     async def kill(self, task: AgentTask, grace_s: float, emit: Emit) -> None:
-        """Stop the task (SIGTERM, then SIGKILL after grace); the end is reported by `launch` or `stopped`."""
+        """Stop the task (SIGTERM, then SIGKILL after grace); the end is reported by `launch` or `TaskStopped`."""
 
     async def cleanup(self, task: AgentTask) -> None:
         """Remove what the task left (its container); the sandbox stays for the garbage collector."""
 
     async def recover(self, task: AgentTask, emit: Emit) -> None:
-        """After an agent restart: follow the task again, or emit `lost`/`exited` if it ended meanwhile."""
-        emit(Event("lost", {"reason": "REASON_AGENT_RESTARTED",
-                            "message": "The agent restarted and this kind of task does not survive that"}))
+        """After an agent restart: follow the task again, or emit `TaskLost`/`TaskExited` if it ended meanwhile."""
+        emit(TaskLost(reason="REASON_AGENT_RESTARTED",
+                     message="The agent restarted and this kind of task does not survive that"))
 
     def acknowledged(self, task: AgentTask, uuid_b64: str) -> None:
         """The framework acknowledged an update the task's own executor sent (runners with executors tell it)."""

@@ -18,14 +18,17 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from scylla_singa.common.transition_table import Event
+from scylla_singa.common.transition_table import InstructionDispatch, emitted_types
 from scylla_singa.mesos.api.fields import VERSION, value
 from scylla_singa.mesos.api.protocol import make_status, update_event
 from scylla_singa.mesos.api.resources import ResourceError, Resources
 from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
 from .master_metrics import count_terminal
 from .master_records import AgentRec, Outbox, TaskRec
-from .registration_lifecycles import AgentLinkLifecycle
+from .registration_lifecycles import (AGENT_TABLE, ActivateAgent, AddAgent, AgentDisconnected, AgentLinkLifecycle,
+                                      AgentRegisters, AgentReregisters, AgentReregisterTimeout, AgentUnreachable,
+                                      DeactivateAgent, ReconcileAgentTasks, RemoveAgent, RescindAgentOffers,
+                                      SendAgentRegistered, StartReregisterTimer)
 
 if TYPE_CHECKING:
     from .master_core import Master
@@ -44,6 +47,12 @@ class AgentRegistry:
         self.agents: dict[str, AgentRec] = {}
         self.links: dict[Outbox, set[str]] = {}
         self.removed_agents: set[str] = set()
+        self._agent_do = InstructionDispatch("the master's agent shell", {
+            AddAgent: self._add_agent, SendAgentRegistered: self._send_registered,
+            ReconcileAgentTasks: self._reconcile_agent_tasks, ActivateAgent: self._activate_agent,
+            DeactivateAgent: self._deactivate_agent, RescindAgentOffers: self._rescind_agent_offers,
+            StartReregisterTimer: self._start_reregister_timer, RemoveAgent: self._remove_agent,
+        }).require(emitted_types(AGENT_TABLE))
 
     # ---- links --------------------------------------------------------
     def link_opened(self, link: Outbox) -> None:
@@ -57,7 +66,7 @@ class AgentRegistry:
         for agent_id in self.links.pop(link, set()):
             agent = self.agents.get(agent_id)
             if agent is not None and agent.link is link:
-                self._agent_event(agent, "disconnected")
+                self._agent_event(agent, AgentDisconnected())
 
     def close_links(self) -> None:
         for link in list(self.links):
@@ -78,9 +87,8 @@ class AgentRegistry:
                     if agent is not None and agent.link is link:
                         self.master.count("master/slave_removals/reason_unhealthy")
                         self.master.count("master/slave_unreachable_completed")
-                        for ins in agent.lifecycle.handle(Event("unreachable")):
-                            self._agent_instruction(agent, ins.kind, {"message": (
-                                f"Agent {agent.hostname} unreachable: no answer to pings for {silent:.0f}s")})
+                        self._agent_event(agent, AgentUnreachable(
+                            f"Agent {agent.hostname} unreachable: no answer to pings for {silent:.0f}s"))
                 link.close()
                 self.link_closed(link)
             else:
@@ -122,7 +130,8 @@ class AgentRegistry:
             agent_id = agent_id or self.master.next_id("S")
             agent = AgentRec(agent_id, info.get("hostname") or "localhost", int(info.get("port") or 0),
                              info.get("ip") or info.get("hostname") or "127.0.0.1", total,
-                             list(info.get("attributes") or []), AgentLinkLifecycle("NEW"), time.time())
+                             list(info.get("attributes") or []), AgentLinkLifecycle("NEW", f"agent {agent_id}"),
+                             time.time())
             agent.version = str(info.get("version") or VERSION)
             self.agents[agent_id] = agent
         else:
@@ -135,9 +144,7 @@ class AgentRegistry:
         agent.link = link
         self.links.setdefault(link, set()).add(agent_id)
         agent.healthy, agent.health_message = info.get("healthy", True) is not False, str(info.get("health") or "")
-        event = "reregister" if info.get("agent_id") else "register"
-        for ins in agent.lifecycle.handle(Event(event)):
-            self._agent_instruction(agent, ins.kind, info, ref)
+        self._agent_event(agent, (AgentReregisters if info.get("agent_id") else AgentRegisters)(info, ref))
         self.apply_health(agent)
         self.master.answer_parked(agent.id)
 
@@ -154,43 +161,47 @@ class AgentRegistry:
             for offer_id in list(agent.offers):
                 self.master.remove_offer(offer_id, rescind=True, recover=True)
 
-    def _agent_instruction(self, agent: AgentRec, kind: str, info: dict[str, Any] | None = None,
-                           ref: Any = None) -> None:
-        if kind == "add":
-            self.master.allocator.add_agent(agent.id, agent.total)
-            self.master.count("master/slave_registrations")
-            self.master.operator_events.agent_added(agent)
-        elif kind == "registered":
-            agent.link.send({"type": "REGISTERED", "ref": ref, "agent_id": agent.id,
-                             "ping_timeout_s": self.agent_ping_timeout})
-            self.master.schedule_allocation()
-        elif kind == "reconcile":
-            self.master.count("master/slave_reregistrations")
-            self._reconcile_agent(agent, (info or {}).get("tasks") or [])
-        elif kind == "activate":
-            if agent.timer:
-                agent.timer.cancel()
-                agent.timer = None
-            self.master.allocator.activate_agent(agent.id)
-        elif kind == "deactivate":
-            self.master.allocator.deactivate_agent(agent.id)
-        elif kind == "rescind_offers":
-            for offer_id in list(agent.offers):
-                self.master.remove_offer(offer_id, rescind=True)
-        elif kind == "start_timeout":
-            agent.timer = self.master.loop.call_later(self.master.cfg.agent_reregister_timeout, self._agent_timeout,
-                                                      agent.id)
-        elif kind == "remove":
-            self.remove_agent(agent, (info or {}).get("message"))
-
-    def _agent_event(self, agent: AgentRec, kind: str) -> None:
-        for ins in agent.lifecycle.handle(Event(kind)):
-            self._agent_instruction(agent, ins.kind)
+    def _agent_event(self, agent: AgentRec, event: object) -> None:
+        """Drive the agent's link lifecycle; carry out what it returns (an unknown instruction raises)."""
+        for ins in agent.lifecycle.handle(event):
+            self._agent_do(ins, agent)
 
     def _agent_timeout(self, agent_id: str) -> None:
         agent = self.agents.get(agent_id)
         if agent is not None:
-            self._agent_event(agent, "timeout")
+            self._agent_event(agent, AgentReregisterTimeout())
+
+    # ---- the agent link lifecycle's instructions -----------------------
+    def _add_agent(self, _: AddAgent, agent: AgentRec) -> None:
+        self.master.allocator.add_agent(agent.id, agent.total)
+        self.master.count("master/slave_registrations")
+        self.master.operator_events.agent_added(agent)
+
+    def _send_registered(self, ins: SendAgentRegistered, agent: AgentRec) -> None:
+        agent.link.send({"type": "REGISTERED", "ref": ins.ref, "agent_id": agent.id,
+                         "ping_timeout_s": self.agent_ping_timeout})
+        self.master.schedule_allocation()
+
+    def _reconcile_agent_tasks(self, ins: ReconcileAgentTasks, agent: AgentRec) -> None:
+        self.master.count("master/slave_reregistrations")
+        self._reconcile_agent(agent, ins.info.get("tasks") or [])
+
+    def _activate_agent(self, _: ActivateAgent, agent: AgentRec) -> None:
+        if agent.timer:
+            agent.timer.cancel()
+            agent.timer = None
+        self.master.allocator.activate_agent(agent.id)
+
+    def _deactivate_agent(self, _: DeactivateAgent, agent: AgentRec) -> None:
+        self.master.allocator.deactivate_agent(agent.id)
+
+    def _rescind_agent_offers(self, _: RescindAgentOffers, agent: AgentRec) -> None:
+        for offer_id in list(agent.offers):
+            self.master.remove_offer(offer_id, rescind=True)
+
+    def _start_reregister_timer(self, _: StartReregisterTimer, agent: AgentRec) -> None:
+        agent.timer = self.master.loop.call_later(self.master.cfg.agent_reregister_timeout, self._agent_timeout,
+                                                  agent.id)
 
     def _reconcile_agent(self, agent: AgentRec, reported: list[dict[str, Any]]) -> None:
         """Make the master's view of the agent's tasks what the agent reports (soft state)."""
@@ -252,14 +263,14 @@ class AgentRegistry:
     def mark_gone(self, agent: AgentRec) -> None:
         """MARK_AGENT_GONE: remove the agent (its tasks are lost) and make it kill them; its id never returns."""
         link = agent.link
-        for ins in agent.lifecycle.handle(Event("unreachable")):
-            self._agent_instruction(agent, ins.kind, {"message": f"Agent {agent.hostname} marked gone by the operator"})
+        self._agent_event(agent, AgentUnreachable(f"Agent {agent.hostname} marked gone by the operator"))
         if link is not None:
             link.send({"type": "REREGISTER_REFUSED", "agent_id": agent.id,
                        "message": "Agent marked gone by the operator"})
 
-    def remove_agent(self, agent: AgentRec, message: str | None = None) -> None:
+    def _remove_agent(self, ins: RemoveAgent, agent: AgentRec) -> None:
         """The agent did not come back (or is unreachable): its tasks are lost, frameworks get FAILURE."""
+        message = ins.message
         for offer_id in list(agent.offers):
             self.master.remove_offer(offer_id, rescind=True, recover=False)
         for task in list(agent.tasks.values()):

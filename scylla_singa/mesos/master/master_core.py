@@ -14,9 +14,10 @@ import itertools
 import time
 import uuid
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
-from scylla_singa.common.transition_table import Event
+from scylla_singa.common.transition_table import InstructionDispatch, emitted_types
 from scylla_singa.mesos.api.fields import VERSION, ipv4_as_uint32, ipv4_of, value
 from scylla_singa.mesos.api.protocol import make_status, update_event
 from scylla_singa.mesos.api.resources import Resources
@@ -27,7 +28,22 @@ from .master_records import CallError, FrameworkRec, MasterConfig, OfferRec, Out
 from .launch_validation import LaunchInvalid, check_launch
 from .master_metrics import count_terminal
 from .operator_events import OperatorEvents
-from .registration_lifecycles import FrameworkLifecycle
+from .registration_lifecycles import (FRAMEWORK_TABLE, ActivateFramework, CancelFailoverTimer, CloseFrameworkStream,
+                                      DeactivateFramework, FailOverOldStream, FrameworkFailoverExpired,
+                                      FrameworkLifecycle, FrameworkStreamClosed, FrameworkSubscribes,
+                                      FrameworkTornDown, PersistFramework, RemoveFramework, RescindFrameworkOffers,
+                                      SendSubscribed, StartFailoverTimer)
+
+# Every scheduler call type (scheduler.proto's Call.Type but UNKNOWN, which scheduler_http answers with
+# 501 itself); the payload each needs is checked earlier, in mesos/api/call_validation.py.
+CALLS = frozenset({"SUBSCRIBE", "TEARDOWN", "ACCEPT", "DECLINE", "ACCEPT_INVERSE_OFFERS", "DECLINE_INVERSE_OFFERS",
+                   "REVIVE", "KILL", "SHUTDOWN", "ACKNOWLEDGE", "ACKNOWLEDGE_OPERATION_STATUS", "RECONCILE",
+                   "RECONCILE_OPERATIONS", "MESSAGE", "REQUEST", "SUPPRESS", "UPDATE_FRAMEWORK"})
+# Calls this master accepts (202) and does nothing about: it has no operations but LAUNCH/LAUNCH_GROUP
+# (so no operation status to acknowledge), no inverse offers, and no framework updates. Listed, so
+# that no other call can end up doing nothing by mistake.
+CALLS_WITHOUT_EFFECT = frozenset({"ACKNOWLEDGE_OPERATION_STATUS", "UPDATE_FRAMEWORK", "ACCEPT_INVERSE_OFFERS",
+                                  "DECLINE_INVERSE_OFFERS"})
 
 DEFAULT_REFUSE_S = 5.0
 
@@ -65,6 +81,24 @@ class Master:
         self.agent_registry = AgentRegistry(self)
         self.operator_events = OperatorEvents(self)
         self.elected_time: float | None = None
+        self._framework_do = InstructionDispatch("the master's framework shell", {
+            PersistFramework: self._persist_framework, SendSubscribed: self._send_subscribed,
+            FailOverOldStream: self._fail_over_old_stream, ActivateFramework: self._activate_framework,
+            CancelFailoverTimer: self._cancel_failover_timer, DeactivateFramework: self._deactivate_framework,
+            RescindFrameworkOffers: self._rescind_framework_offers, StartFailoverTimer: self._start_failover_timer,
+            CloseFrameworkStream: self._close_framework_stream, RemoveFramework: self._remove_framework,
+        }).require(emitted_types(FRAMEWORK_TABLE))
+        # A handler returns None (the HTTP layer answers 202) or the call's Response (RECONCILE_OPERATIONS).
+        self._calls: dict[str, Callable[[FrameworkRec, dict], dict[str, Any] | None]] = {
+            "TEARDOWN": self._call_teardown, "REVIVE": self._call_revive, "SUPPRESS": self._call_suppress,
+            "DECLINE": self._call_decline, "ACCEPT": self._call_accept, "KILL": self._call_kill,
+            "ACKNOWLEDGE": self._call_acknowledge, "RECONCILE": self._call_reconcile,
+            "MESSAGE": self._call_message, "SHUTDOWN": self._call_shutdown, "REQUEST": self._call_request,
+            "RECONCILE_OPERATIONS": self._call_reconcile_operations,
+            **{kind: self._call_without_effect for kind in CALLS_WITHOUT_EFFECT}}
+        if set(self._calls) != CALLS - {"SUBSCRIBE"}:
+            raise RuntimeError(f"calls without a handler: {sorted(CALLS - {'SUBSCRIBE'} - set(self._calls))}; "
+                               f"handlers of no call: {sorted(set(self._calls) - CALLS)}")
 
     # ---- lifecycle of the master itself --------------------------------
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -167,12 +201,14 @@ class Master:
         return fw
 
     def handle_call(self, fw: FrameworkRec, call: dict[str, Any]) -> dict[str, Any] | None:
-        """Apply a checked non-SUBSCRIBE call (see check_call); a Response dict for the calls that have one."""
+        """Apply a checked non-SUBSCRIBE call (see check_call); a Response dict for the calls that have one.
+        KeyError for a call the validation lets through and no handler takes (a bug: every call in CALLS
+        has one, checked at construction)."""
         kind = call["type"]
-        handler = getattr(self, f"_call_{kind.lower()}", None)
-        if handler is not None:
-            return handler(fw, call.get(kind.lower()) or {})
-        return None
+        return self._calls[kind](fw, call.get(kind.lower()) or {})
+
+    def _call_without_effect(self, fw: FrameworkRec, body: dict) -> None:
+        """A call this master accepts and has nothing to do for (CALLS_WITHOUT_EFFECT)."""
 
     # ---- SUBSCRIBE ----------------------------------------------------
     def check_subscribe(self, call: dict[str, Any], principal: str | None) -> dict[str, Any]:
@@ -188,7 +224,7 @@ class Master:
         fw = self.frameworks.get(fw_id)
         added = fw is None
         if fw is None:
-            fw = FrameworkRec(fw_id, info, _role(info), FrameworkLifecycle("NEW"), time.time())
+            fw = FrameworkRec(fw_id, info, _role(info), FrameworkLifecycle("NEW", f"framework {fw_id}"), time.time())
             fw.completed = type(fw.completed)(maxlen=self.cfg.max_completed_tasks)
             self.frameworks[fw_id] = fw
             self.allocator.add_framework(fw_id, fw.role, active=False)
@@ -199,58 +235,71 @@ class Master:
         old_stream, fw.info, fw.principal = fw.stream, info, principal
         fw.stream, fw.stream_id = stream, stream_id
         fw.unregistered_time = 0.0
-        for ins in fw.lifecycle.handle(Event("subscribe")):
-            self._framework_instruction(fw, ins.kind, old_stream)
+        self._framework_event(fw, FrameworkSubscribes(), old_stream)
         (self.operator_events.framework_added if added else self.operator_events.framework_updated)(fw)
         return fw.id
 
-    def _framework_instruction(self, fw: FrameworkRec, kind: str, old_stream: Outbox | None = None) -> None:
-        if kind == "persist":
-            self.store.put(fw.id, fw.info, fw.failover_timeout, fw.registered_time)
-            self._persist_soon()
-        elif kind == "subscribed":
-            fw.stream.send({"type": "SUBSCRIBED", "subscribed": {
-                "framework_id": {"value": fw.id}, "heartbeat_interval_seconds": self.cfg.heartbeat_interval,
-                "master_info": self.master_info()}})
-            fw.stream.send({"type": "HEARTBEAT"})
-        elif kind == "fail_over_stream" and old_stream is not None:
+    def _framework_event(self, fw: FrameworkRec, event: object, old_stream: Outbox | None = None) -> None:
+        """Drive the framework's lifecycle; carry out what it returns (an unknown instruction raises)."""
+        for ins in fw.lifecycle.handle(event):
+            self._framework_do(ins, fw, old_stream)
+
+    # ---- the framework lifecycle's instructions -------------------------
+    def _persist_framework(self, _: PersistFramework, fw: FrameworkRec, old_stream: Outbox | None) -> None:
+        self.store.put(fw.id, fw.info, fw.failover_timeout, fw.registered_time)
+        self._persist_soon()
+
+    def _send_subscribed(self, _: SendSubscribed, fw: FrameworkRec, old_stream: Outbox | None) -> None:
+        fw.stream.send({"type": "SUBSCRIBED", "subscribed": {
+            "framework_id": {"value": fw.id}, "heartbeat_interval_seconds": self.cfg.heartbeat_interval,
+            "master_info": self.master_info()}})
+        fw.stream.send({"type": "HEARTBEAT"})
+
+    def _fail_over_old_stream(self, _: FailOverOldStream, fw: FrameworkRec, old_stream: Outbox | None) -> None:
+        if old_stream is not None:
             old_stream.send({"type": "ERROR", "error": {"message": "Framework failed over"}})
             old_stream.close()
-        elif kind == "activate":
-            self.allocator.activate_framework(fw.id)
-            self.schedule_allocation()
-        elif kind == "cancel_failover" and fw.failover_timer:
+
+    def _activate_framework(self, _: ActivateFramework, fw: FrameworkRec, old_stream: Outbox | None) -> None:
+        self.allocator.activate_framework(fw.id)
+        self.schedule_allocation()
+
+    def _cancel_failover_timer(self, _: CancelFailoverTimer, fw: FrameworkRec, old_stream: Outbox | None) -> None:
+        if fw.failover_timer:
             fw.failover_timer.cancel()
             fw.failover_timer = None
-        elif kind == "deactivate":
-            self.allocator.deactivate_framework(fw.id)
-            fw.stream, fw.stream_id = None, None
-            fw.unregistered_time = time.time()
-        elif kind == "rescind_offers":
-            for offer_id in list(fw.offers):
-                self.remove_offer(offer_id, rescind=False)
-        elif kind == "start_failover":
-            fw.failover_timer = self.loop.call_later(fw.failover_timeout, self.failover_expired, fw.id)
-        elif kind == "close_stream" and fw.stream:
+
+    def _deactivate_framework(self, _: DeactivateFramework, fw: FrameworkRec, old_stream: Outbox | None) -> None:
+        self.allocator.deactivate_framework(fw.id)
+        fw.stream, fw.stream_id = None, None
+        fw.unregistered_time = time.time()
+
+    def _rescind_framework_offers(self, _: RescindFrameworkOffers, fw: FrameworkRec,
+                                  old_stream: Outbox | None) -> None:
+        for offer_id in list(fw.offers):
+            self.remove_offer(offer_id, rescind=False)
+
+    def _start_failover_timer(self, _: StartFailoverTimer, fw: FrameworkRec, old_stream: Outbox | None) -> None:
+        fw.failover_timer = self.loop.call_later(fw.failover_timeout, self.failover_expired, fw.id)
+
+    def _close_framework_stream(self, _: CloseFrameworkStream, fw: FrameworkRec,
+                                old_stream: Outbox | None) -> None:
+        if fw.stream:
             fw.stream.close()
             fw.stream, fw.stream_id = None, None
-        elif kind == "remove":
-            self._remove_framework(fw)
 
     def stream_closed(self, fw_id: str, stream: Outbox) -> None:
         """The framework's event stream broke; only its current stream counts."""
         fw = self.frameworks.get(fw_id)
         if fw is None or fw.stream is not stream or self.stopping:
             return
-        for ins in fw.lifecycle.handle(Event("stream_closed")):
-            self._framework_instruction(fw, ins.kind)
+        self._framework_event(fw, FrameworkStreamClosed())
         self.operator_events.framework_updated(fw)
 
     def failover_expired(self, fw_id: str) -> None:
         fw = self.frameworks.get(fw_id)
         if fw is not None:
-            for ins in fw.lifecycle.handle(Event("failover_timeout")):
-                self._framework_instruction(fw, ins.kind)
+            self._framework_event(fw, FrameworkFailoverExpired())
 
     def recover_framework(self, fw_id: str, info: dict[str, Any], failover_timeout: float) -> FrameworkRec:
         """A framework known from the store or from an agent's tasks, waiting to re-subscribe."""
@@ -258,14 +307,15 @@ class Master:
         if fw is not None:
             return fw
         info = {"name": "", "user": "", **info, "id": {"value": fw_id}, "failover_timeout": failover_timeout}
-        fw = FrameworkRec(fw_id, info, _role(info), FrameworkLifecycle("RECOVERED"), time.time())
+        fw = FrameworkRec(fw_id, info, _role(info), FrameworkLifecycle("RECOVERED", f"framework {fw_id}"),
+                          time.time())
         self.frameworks[fw_id] = fw
         self.allocator.add_framework(fw_id, fw.role, active=False)
         fw.failover_timer = self.loop.call_later(failover_timeout, self.failover_expired, fw_id)
         self.operator_events.framework_added(fw)
         return fw
 
-    def _remove_framework(self, fw: FrameworkRec) -> None:
+    def _remove_framework(self, _: RemoveFramework, fw: FrameworkRec, old_stream: Outbox | None = None) -> None:
         """TEARDOWN or failover timeout: kill its tasks, drop its offers, forget it."""
         if fw.failover_timer:
             fw.failover_timer.cancel()
@@ -294,8 +344,7 @@ class Master:
 
     # ---- the other calls ----------------------------------------------
     def _call_teardown(self, fw: FrameworkRec, _: dict) -> None:
-        for ins in fw.lifecycle.handle(Event("teardown")):
-            self._framework_instruction(fw, ins.kind)
+        self._framework_event(fw, FrameworkTornDown())
 
     def _call_revive(self, fw: FrameworkRec, _: dict) -> None:
         self.allocator.revive(fw.id)

@@ -1,18 +1,24 @@
-"""Filter plugins: which agents can host a process now."""
+"""Filter plugins: which agents can host a process now.
+
+Ranks (their place in the pipeline): hostname and attribute constraints
+first, then the process-count limit, SINGA-11's rule, resources, and the
+bandwidth check last (see base.FilterPlugin.rank for why order matters).
+"""
 
 from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field
-from typing import ClassVar, Mapping
+from typing import Any, ClassVar, Mapping, Self
 
 import numpy as np
 
 from scylla_singa.jobconf.plan import ProcessPlan
-from scylla_singa.placement.fit_status import OK, Status, unresolvable
-from scylla_singa.placement.resource_vector import EPSILON, describe_shortfall
+from scylla_singa.placement.fit_status import OK, Reason, Status, unresolvable
+from scylla_singa.placement.resource_vector import EPSILON, shortfall_reasons
 from scylla_singa.placement.snapshot import AttrValue, Cycle, demand_of
 from .base import FilterPlugin
+from .plugin_args import attribute_values, expect_only, names_or_patterns, positive_int
 
 
 @dataclass(frozen=True)
@@ -20,14 +26,15 @@ class ResourcesFit(FilterPlugin):
     """The agent's offered resources, minus this cycle's placements, cover the process."""
 
     name: ClassVar[str] = "resources-fit"
+    rank: ClassVar[int] = 4
 
     def feasible(self, cycle: Cycle, proc: ProcessPlan) -> np.ndarray:
         d = demand_of(proc)
         return ((cycle.remaining_cpus() + EPSILON >= d.cpus) & (cycle.remaining_mem() + EPSILON >= d.mem_mb)
                 & (cycle.remaining_gpus() + EPSILON >= d.gpus))
 
-    def explain(self, cycle: Cycle, proc: ProcessPlan, i: int) -> str:
-        return describe_shortfall(cycle.remaining(i).shortfall(demand_of(proc)))
+    def explain(self, cycle: Cycle, proc: ProcessPlan, i: int) -> tuple[Reason, ...]:
+        return shortfall_reasons(cycle.remaining(i).shortfall(demand_of(proc)))
 
 
 def singa11_process_cpus(cycle: Cycle) -> float:
@@ -43,13 +50,15 @@ class Singa11Cpus(FilterPlugin):
     """SINGA-11's offer rule: the agent's CPUs cover a whole SINGA process."""
 
     name: ClassVar[str] = "singa11-cpus"
+    rank: ClassVar[int] = 3
 
     def feasible(self, cycle: Cycle, proc: ProcessPlan) -> np.ndarray:
         return cycle.remaining_cpus() + EPSILON >= singa11_process_cpus(cycle)
 
-    def explain(self, cycle: Cycle, proc: ProcessPlan, i: int) -> str:
+    def explain(self, cycle: Cycle, proc: ProcessPlan, i: int) -> tuple[Reason, ...]:
         need = singa11_process_cpus(cycle)
-        return f"insufficient cpus for a whole SINGA process (need {need:g}, free {cycle.remaining_cpus()[i]:g})"
+        return (Reason("insufficient cpus for a whole SINGA process",
+                       f"need {need:g}, free {cycle.remaining_cpus()[i]:g}"),)
 
 
 @dataclass(frozen=True)
@@ -57,13 +66,25 @@ class MaxProcsPerAgent(FilterPlugin):
     """At most `max` processes of the job on one agent."""
 
     name: ClassVar[str] = "max-procs-per-agent"
+    rank: ClassVar[int] = 2
+    constraint: ClassVar[str | None] = "max_procs_per_agent"
     max: int = 1
+
+    @classmethod
+    def from_args(cls, args: Mapping[str, Any]) -> Self:
+        args = expect_only(cls.name, args, ("max",))
+        return cls(positive_int(cls.name, "max", args["max"])) if "max" in args else cls()
+
+    @classmethod
+    def from_constraint(cls, value: Any) -> Self:
+        """`max_procs_per_agent: N` is its `max`."""
+        return cls.from_args({"max": value})
 
     def feasible(self, cycle: Cycle, proc: ProcessPlan) -> np.ndarray:
         return cycle.nprocs < self.max
 
-    def explain(self, cycle: Cycle, proc: ProcessPlan, i: int) -> str:
-        return f"already hosts {cycle.nprocs[i]} process(es) of this job (max {self.max} per agent)"
+    def explain(self, cycle: Cycle, proc: ProcessPlan, i: int) -> tuple[Reason, ...]:
+        return (Reason(f"already hosts {cycle.nprocs[i]} process(es) of this job", f"max {self.max} per agent"),)
 
 
 def _matches(value: AttrValue | None, wanted: tuple[str, ...]) -> bool:
@@ -78,28 +99,36 @@ class AttributeConstraint(FilterPlugin):
     """Agent attributes must match `match` and must not match `exclude` (values are globs)."""
 
     name: ClassVar[str] = "attributes"
+    rank: ClassVar[int] = 1
     unresolvable: ClassVar[bool] = True
+    constraint: ClassVar[str | None] = "attributes"
     match: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     exclude: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
-    def _verdict(self, attrs: Mapping[str, AttrValue]) -> str:
+    @classmethod
+    def from_args(cls, args: Mapping[str, Any]) -> Self:
+        args = expect_only(cls.name, args, ("match", "exclude"))
+        return cls(**{k: attribute_values(cls.name, k, v) for k, v in args.items()})
+
+    def _verdict(self, attrs: Mapping[str, AttrValue]) -> Reason | None:
         for key, wanted in self.match.items():
             if not _matches(attrs.get(key), wanted):
-                return f"attribute {key}={attrs.get(key, '(unset)')} is not {' or '.join(wanted)}"
+                return Reason(f"attribute {key}={attrs.get(key, '(unset)')} is not {' or '.join(wanted)}")
         for key, banned in self.exclude.items():
             if _matches(attrs.get(key), banned):
-                return f"attribute {key}={attrs.get(key)} is excluded"
-        return ""
+                return Reason(f"attribute {key}={attrs.get(key)} is excluded")
+        return None
 
     def pre_filter(self, cycle: Cycle) -> Status:
-        cycle.scratch[id(self)] = np.array([not self._verdict(a.attributes) for a in cycle.agents], dtype=bool)
+        cycle.scratch[id(self)] = np.array([self._verdict(a.attributes) is None for a in cycle.agents], dtype=bool)
         return OK
 
     def feasible(self, cycle: Cycle, proc: ProcessPlan) -> np.ndarray:
         return cycle.scratch[id(self)]
 
-    def explain(self, cycle: Cycle, proc: ProcessPlan, i: int) -> str:
-        return self._verdict(cycle.agents[i].attributes)
+    def explain(self, cycle: Cycle, proc: ProcessPlan, i: int) -> tuple[Reason, ...]:
+        verdict = self._verdict(cycle.agents[i].attributes)
+        return (verdict,) if verdict else ()
 
 
 @dataclass(frozen=True)
@@ -107,29 +136,37 @@ class HostnameConstraint(FilterPlugin):
     """Agent hostnames must match one `include` glob (if any) and no `exclude` glob."""
 
     name: ClassVar[str] = "hostnames"
+    rank: ClassVar[int] = 0
     unresolvable: ClassVar[bool] = True
+    constraint: ClassVar[str | None] = "hostnames"
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
 
-    def _verdict(self, hostname: str) -> str:
+    @classmethod
+    def from_args(cls, args: Mapping[str, Any]) -> Self:
+        args = expect_only(cls.name, args, ("include", "exclude"))
+        return cls(**{k: names_or_patterns(cls.name, k, v) for k, v in args.items()})
+
+    def _verdict(self, hostname: str) -> Reason | None:
         if self.include and not any(fnmatch.fnmatchcase(hostname, p) for p in self.include):
-            return f"hostname {hostname} is not in {', '.join(self.include)}"
+            return Reason(f"hostname {hostname} is not in {', '.join(self.include)}")
         if any(fnmatch.fnmatchcase(hostname, p) for p in self.exclude):
-            return f"hostname {hostname} is excluded"
-        return ""
+            return Reason(f"hostname {hostname} is excluded")
+        return None
 
     def pre_filter(self, cycle: Cycle) -> Status:
-        mask = np.array([not self._verdict(a.hostname) for a in cycle.agents], dtype=bool)
+        mask = np.array([self._verdict(a.hostname) is None for a in cycle.agents], dtype=bool)
         cycle.scratch[id(self)] = mask
         if cycle.size and not mask.any():
-            return unresolvable(self.name, "no agent's hostname passes the hostname constraints")
+            return unresolvable(self.name, Reason("no agent's hostname passes the hostname constraints"))
         return OK
 
     def feasible(self, cycle: Cycle, proc: ProcessPlan) -> np.ndarray:
         return cycle.scratch[id(self)]
 
-    def explain(self, cycle: Cycle, proc: ProcessPlan, i: int) -> str:
-        return self._verdict(cycle.agents[i].hostname)
+    def explain(self, cycle: Cycle, proc: ProcessPlan, i: int) -> tuple[Reason, ...]:
+        verdict = self._verdict(cycle.agents[i].hostname)
+        return (verdict,) if verdict else ()
 
 
 @dataclass(frozen=True)
@@ -142,6 +179,7 @@ class Bandwidth(FilterPlugin):
     """
 
     name: ClassVar[str] = "bandwidth"
+    rank: ClassVar[int] = 5
 
     def feasible(self, cycle: Cycle, proc: ProcessPlan) -> np.ndarray:
         if not cycle.bandwidth_limited:
@@ -157,13 +195,13 @@ class Bandwidth(FilterPlugin):
                 mask &= only_b
         return mask
 
-    def explain(self, cycle: Cycle, proc: ProcessPlan, i: int) -> str:
+    def explain(self, cycle: Cycle, proc: ProcessPlan, i: int) -> tuple[Reason, ...]:
         to_agents = cycle.bytes_to_agents(proc.id)
         own = cycle.bytes_per_step_to_mbps(cycle.cross_bytes[i] + to_agents.sum() - to_agents[i])
         if own > cycle.net_bw[i] + EPSILON:
-            return (f"insufficient net_bw (cross-agent traffic would be {own:.1f} Mbit/s, "
-                    f"agent has {cycle.net_bw[i]:g})")
-        return "insufficient net_bw on an agent hosting a peer process"
+            return (Reason("insufficient net_bw",
+                           f"cross-agent traffic would be {own:.1f} Mbit/s, agent has {cycle.net_bw[i]:g}"),)
+        return (Reason("insufficient net_bw on an agent hosting a peer process"),)
 
 
 def short_resource(shortfalls: list[dict[str, tuple[float, float]]]) -> str | None:

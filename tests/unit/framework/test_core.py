@@ -7,7 +7,8 @@ import pytest
 from scylla_singa.contracts import task_id
 from scylla_singa.framework import core_events as ev
 from scylla_singa.framework.core import CoreConfig, FrameworkCore
-from scylla_singa.framework.job_lifecycle import InvalidJobTransition, transition
+from scylla_singa.common.transition_table import InvalidTransition
+from scylla_singa.framework.job_lifecycle import JobEvent, advance
 from scylla_singa.framework.model import JobState as S
 from scylla_singa.placement.resource_vector import ResourceVector
 from scylla_singa.placement.snapshot import AgentView
@@ -205,9 +206,12 @@ def test_two_jobs_from_one_framework_share_the_offers(core) -> None:
 def test_illegal_transitions_raise_with_history(core) -> None:
     submit_and_prepare(core, spec())
     job = core.jobs["j1"]
-    with pytest.raises(InvalidJobTransition) as info:
-        transition(job, S.RUNNING, "test", 9)
-    assert "WAITING -> RUNNING is not allowed" in str(info.value) and "PREPARING (submitted)" in str(info.value)
+    with pytest.raises(InvalidTransition) as info:
+        advance(job, JobEvent.ALL_RUNNING, "test", 9)
+    assert (info.value.machine, info.value.state) == ("job j1", "WAITING")
+    assert info.value.event == "ALL_RUNNING (test)"
+    assert info.value.story == ("PREPARING (submitted)", "WAITING (prepared)")
+    assert job.state is S.WAITING
 
 
 def test_an_adopted_job_keeps_its_running_tasks_through_reconciliation() -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from scylla_singa.common.transition_table import Event
 from scylla_singa.common.waiting import wait_until_async
 from scylla_singa.mesos.agent.agent_core import AgentCore, AgentInfo
 from scylla_singa.mesos.agent.simulated_runner import SimulatedRunner
+from scylla_singa.mesos.agent.task_events import TaskContainerUp, TaskExited, TaskStarting, TaskStopped
 from scylla_singa.mesos.agent.task_runner import AgentTask, Emit, TaskRunner
 from scylla_singa.mesos.api.resources import Resources
 
@@ -23,11 +23,11 @@ class StepRunner(TaskRunner):
 
     async def launch(self, task: AgentTask, emit: Emit) -> None:
         self.emits[task.task_id] = emit
-        emit(Event("starting"))
-        emit(Event("running"))
+        emit(TaskStarting())
+        emit(TaskContainerUp())
 
     async def kill(self, task: AgentTask, grace_s: float, emit: Emit) -> None:
-        emit(Event("stopped"))
+        emit(TaskStopped())
 
     async def recover(self, task: AgentTask, emit: Emit) -> None:
         self.emits[task.task_id] = emit
@@ -124,7 +124,7 @@ def test_pending_updates_and_tasks_survive_a_restart(tmp_path) -> None:
         assert sent[0]["status"]["uuid"] == uuid  # the unacknowledged STARTING again, same uuid
         core.on_message({"type": "ACK", "framework_id": "f1", "task_id": "t1", "uuid": uuid})
         assert sent[-1]["status"]["state"] == "TASK_RUNNING"
-        runner.emits["t1"](Event("exited", {"code": 0}))
+        runner.emits["t1"](TaskExited(0))
         await core.shutdown(kill=False)
     _run(second(_run(first())))
 

@@ -9,12 +9,12 @@ from types import SimpleNamespace
 import docker.errors
 import requests
 
-from scylla_singa.common.transition_table import Event
 from scylla_singa.common.waiting import wait_until_async
 from scylla_singa.mesos.agent.agent_core import AgentCore, AgentInfo
 from scylla_singa.mesos.agent.docker_runner import DockerRunner
 from scylla_singa.mesos.agent.master_link import MasterLink
 from scylla_singa.mesos.agent.simulated_runner import SimulatedRunner
+from scylla_singa.mesos.agent.task_events import TaskContainerUp, TaskEvent, TaskLost
 from scylla_singa.mesos.agent.task_lifecycle import TaskLifecycle
 from scylla_singa.mesos.agent.task_runner import AgentTask
 from scylla_singa.mesos.api.resources import Resources
@@ -63,7 +63,7 @@ def test_a_container_whose_engine_dies_is_lost_and_the_agent_turns_unhealthy() -
         runner = DockerRunner(DeadEngine(), [])  # type: ignore[arg-type]
         health: list = []
         runner.health_listener = lambda ok, why: health.append((ok, why))
-        events: list[Event] = []
+        events: list[TaskEvent] = []
         container = SimpleNamespace(id="c0ffee0000", wait=lambda: (_ for _ in ()).throw(
             requests.exceptions.ConnectionError("engine socket closed")))
         task = AgentTask("f1", {}, {"task_id": {"value": "t1"}}, TaskLifecycle("t1"), "cid", Path("/tmp"))
@@ -71,9 +71,9 @@ def test_a_container_whose_engine_dies_is_lost_and_the_agent_turns_unhealthy() -
         runner.close()
         return [events, health]
     events, health = asyncio.run(go())
-    assert [e.kind for e in events] == ["running", "lost"]
-    assert events[1].data["reason"] == "REASON_EXECUTOR_TERMINATED"
-    assert "Docker engine stopped answering" in events[1].data["message"]
+    assert [type(e) for e in events] == [TaskContainerUp, TaskLost]
+    assert events[1].reason == "REASON_EXECUTOR_TERMINATED"
+    assert "Docker engine stopped answering" in events[1].message
     assert health and health[0][0] is False
 
 

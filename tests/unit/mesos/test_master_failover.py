@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 
-from scylla_singa.common.transition_table import Event
 from scylla_singa.mesos.master.master_core import Master
 from scylla_singa.mesos.master.master_records import MasterConfig
-from scylla_singa.mesos.master.registration_lifecycles import AgentLinkLifecycle
+from scylla_singa.mesos.master.registration_lifecycles import AgentLinkLifecycle, AgentUnreachable, RemoveAgent
 
 CPUS = [{"name": "cpus", "type": "SCALAR", "scalar": {"value": 4}, "role": "*"},
         {"name": "mem", "type": "SCALAR", "scalar": {"value": 4096}, "role": "*"}]
@@ -149,8 +148,8 @@ def test_an_agent_registering_unhealthy_offers_nothing(master: Master) -> None:
 
 def test_agent_link_lifecycle_unreachable_removes_a_connected_agent() -> None:
     lc = AgentLinkLifecycle("CONNECTED")
-    assert [i.kind for i in lc.handle(Event("unreachable"))] == ["remove"] and lc.state == "REMOVED"
-    assert lc.handle(Event("unreachable")) == []
+    assert lc.handle(AgentUnreachable("no pongs")) == [RemoveAgent("no pongs")] and lc.state == "REMOVED"
+    assert lc.handle(AgentUnreachable()) == []
 
 
 def test_repeating_timers_keep_one_pending_handle_each() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scylla_singa.placement.fit_status import Code
+from scylla_singa.placement.fit_status import Code, Reason
 from scylla_singa.placement.place import NotPlaced, Placed, place
 from scylla_singa.placement.policy import builtin_policy_names, load_policy, parse_policy
 from .builders import agent, job
@@ -47,7 +47,8 @@ def test_singa11_rejection_names_the_rule() -> None:
     plan = job(nworker_groups=1, nworkers_per_group=1, nservers_per_group=1, server_worker_separate=True)
     result = place(plan, [agent(1, cpus=1), agent(2, cpus=1)], load_policy("singa11"))
     assert isinstance(result, NotPlaced)
-    assert "whole SINGA process (need 2" in result.per_agent["agent-node1"].reasons[0]
+    assert result.per_agent["agent-node1"].reasons == (
+        Reason("insufficient cpus for a whole SINGA process", "need 2, free 1"),)
 
 
 def test_network_respects_bandwidth_and_says_so() -> None:
@@ -95,7 +96,7 @@ def test_constraint_that_nothing_passes_is_unresolvable() -> None:
     result = place(job(), [agent(1, rack="r1"), agent(2, rack="r2")], policy)
     assert isinstance(result, NotPlaced) and result.code is Code.UNRESOLVABLE
     assert "0/2 agents can host process 0" in result.summary()
-    assert "attribute rack=r1 is not r9" in result.per_agent["agent-node1"].reasons[0]
+    assert result.per_agent["agent-node1"].reasons == (Reason("attribute rack=r1 is not r9"),)
 
 
 def test_max_procs_per_agent_constraint() -> None:
@@ -112,7 +113,21 @@ def test_shortage_summary_names_the_short_resource() -> None:
     assert isinstance(result, NotPlaced)
     assert result.summary() == ("0/2 agents can host process 1 (3 cpus, 512 MB) after placing 1 of 2: "
                                 "2 insufficient cpus")
-    assert result.per_agent["agent-node2"].reasons == ("insufficient cpus (need 3, free 2)",)
+    assert result.per_agent["agent-node2"].reasons == (Reason("insufficient cpus", "need 3, free 2"),)
+    assert str(result.per_agent["agent-node2"]) == "insufficient cpus (need 3, free 2)"
+    assert result.status.reasons == (Reason("insufficient cpus", "2 agents"),)
+
+
+def test_every_short_resource_is_a_reason_of_its_own_and_agents_are_counted_by_the_first() -> None:
+    result = place(job(cpus=3, mem=2048), [agent(1, cpus=2, mem=1024), agent(2, cpus=4, mem=1024),
+                                           agent(3, cpus=1, mem=4096)], load_policy("spread"))
+    assert isinstance(result, NotPlaced)
+    assert result.per_agent["agent-node1"].reasons == (Reason("insufficient cpus", "need 3, free 2"),
+                                                       Reason("insufficient mem", "need 2048 MB, free 1024 MB"))
+    assert str(result.per_agent["agent-node1"]) == ("insufficient cpus (need 3, free 2); "
+                                                    "insufficient mem (need 2048 MB, free 1024 MB)")
+    assert result.status.reasons == (Reason("insufficient cpus", "2 agents"), Reason("insufficient mem", "1 agent"))
+    assert result.summary().endswith(": 2 insufficient cpus, 1 insufficient mem")
 
 
 def test_no_agents_at_all() -> None:
