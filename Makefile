@@ -32,6 +32,7 @@ demo: setup
 
 test: setup
 	@tools/ensure_browser.sh
+	@tools/ensure_mesos_clients.sh
 	$(BIN)/lint-imports
 	MESOS_HOME=$$(tools/ensure_mesos.sh) SCYLLA_LEAK_CHECK=1 $(BIN)/pytest $(PYTEST_ARGS)
 

@@ -13,12 +13,14 @@ Handlers run on the master's event loop and only read its state.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import aiohttp
 from aiohttp import web
 
-from scylla_singa.mesos.master.operator_views import master_state_json, metrics_json
+from scylla_singa.mesos.master import operator_v1
+from scylla_singa.mesos.master.master_metrics import metrics_json
+from scylla_singa.mesos.master.operator_views import master_state_json
 from . import assets
 from .agent_files import LogError, parse_request, read_task_file
 from .master_view import cluster_metrics, cluster_view
@@ -38,7 +40,8 @@ class MasterPage:
         return assets.page("master.html")
 
     async def state(self, request: web.Request) -> web.Response:
-        view = cluster_view(master_state_json(self.m), metrics_json(self.m), time.time(), get_tasks_json(self.m))
+        view = cluster_view(master_state_json(self.m, extras=True), metrics_json(self.m), time.time(),
+                            {"type": "GET_TASKS", "get_tasks": operator_v1.get_tasks(self.m)})
         return web.json_response(view, headers={"Cache-Control": "no-store"})
 
     async def metrics(self, request: web.Request) -> web.Response:
@@ -63,19 +66,6 @@ class MasterPage:
             return web.json_response({"error": exc.message}, status=exc.status)
         return web.json_response({**chunk, "task": task_id, "hostname": agent.hostname, "file": name},
                                  headers={"Cache-Control": "no-store"})
-
-
-def get_tasks_json(master: Master) -> dict[str, Any]:
-    """The master's tasks as the operator API's GET_TASKS answers them (v1 JSON), with the reason and
-    message of each task's latest status: where a Mesos master keeps them (master_view's docstring)."""
-    def task(t: Any) -> dict[str, Any]:
-        last = {k: t.status[k] for k in ("state", "reason", "message", "timestamp") if t.status and k in t.status}
-        return {"task_id": {"value": t.task_id}, "framework_id": {"value": t.framework_id},
-                "agent_id": {"value": t.agent_id}, "state": t.state, "statuses": [last] if last else []}
-    frameworks = [*master.frameworks.values(), *master.completed_frameworks]
-    return {"type": "GET_TASKS", "get_tasks": {
-        "tasks": [task(t) for f in frameworks for t in f.tasks.values()],
-        "completed_tasks": [task(t) for f in frameworks for t in f.completed]}}
 
 
 def routes(master: Master) -> list[web.RouteDef]:

@@ -19,14 +19,14 @@ def test_http_errors_have_mesos_codes_and_texts(cluster, raw) -> None:
     cases = [
         ("bad-json", dict(data=b"{nope", headers={"Content-Type": "application/json"}), 400,
          "Failed to parse body into JSON"),
-        ("unknown-call", dict(json={"type": "FLY", "framework_id": fid}), 400, "unknown call type"),
+        ("unknown-call", dict(json={"type": "FLY", "framework_id": fid}), 400, "Expecting 'type' to be present"),
         ("missing-type", dict(json={"framework_id": fid}), 400, "type"),
         ("no-stream-id", dict(json={"type": "REVIVE", "framework_id": fid}), 400,
-         "should include the 'Mesos-Stream-Id' header"),
+         "The stream ID '' included in this request didn't match"),
         ("wrong-stream-id", dict(json={"type": "REVIVE", "framework_id": fid},
                                  headers={"Mesos-Stream-Id": "bogus"}), 400, "didn't match the stream ID"),
         ("unknown-framework", dict(json={"type": "REVIVE", "framework_id": {"value": "nope"}},
-                                   headers={"Mesos-Stream-Id": sub.stream_id}), 403, "Framework cannot be found"),
+                                   headers={"Mesos-Stream-Id": sub.stream_id}), 400, "Framework cannot be found"),
         ("missing-payload", dict(json={"type": "DECLINE", "framework_id": fid},
                                  headers={"Mesos-Stream-Id": sub.stream_id}), 400, "Expecting 'decline'"),
         ("no-framework-id", dict(json={"type": "REVIVE"}, headers={"Mesos-Stream-Id": sub.stream_id}), 400,
@@ -35,26 +35,40 @@ def test_http_errors_have_mesos_codes_and_texts(cluster, raw) -> None:
             "framework_info": {"user": "u", "name": "x"}}}, headers={"Mesos-Stream-Id": sub.stream_id}), 400,
          "should not include the 'Mesos-Stream-Id'"),
         ("subscribe-without-info", dict(json={"type": "SUBSCRIBE", "subscribe": {}}), 400, "framework_info"),
-        ("protobuf", dict(data=b"x", headers={"Content-Type": "application/x-protobuf"}), 415, "Content-Type"),
-        ("accept-xml", dict(json={"type": "REVIVE", "framework_id": fid},
-                            headers={"Mesos-Stream-Id": sub.stream_id, "Accept": "application/xml"}), 406,
-         "Accept"),
+        ("protobuf-garbage", dict(data=b"x", headers={"Content-Type": "application/x-protobuf"}), 400,
+         "Failed to parse body into Call protobuf"),
+        ("text-plain", dict(data=b"{}", headers={"Content-Type": "text/plain"}), 415,
+         "Expecting 'Content-Type' of application/json or application/x-protobuf"),
+        ("wrong-json-type", dict(json={"type": "DECLINE", "framework_id": fid, "decline": {"offer_ids": 5}},
+                                 headers={"Mesos-Stream-Id": sub.stream_id}), 400,
+         "Failed to convert JSON into Call protobuf: Not expecting a JSON number for field 'offer_ids'"),
+        ("subscribe-accepts-xml", dict(json={"type": "SUBSCRIBE", "subscribe": {
+            "framework_info": {"user": "u", "name": "x"}}}, headers={"Accept": "application/xml"}), 406,
+         "Expecting 'Accept' to allow 'application/x-protobuf' or 'application/json'"),
     ]
     for name, kw, status, text in cases:
         r = requests.post(url, timeout=10, **kw)
         assert (r.status_code, text in r.text) == (status, True), f"{name}: {r.status_code} {r.text!r}"
-    assert requests.get(url, timeout=10).status_code == 405
+    wrong_method = requests.get(url, timeout=10)
+    assert (wrong_method.status_code, wrong_method.headers["Allow"]) == (405, "POST")
     ok = sub.call({"type": "REVIVE", "framework_id": fid})
     assert ok.status_code == 202 and ok.content == b"" and ok.headers["Content-Length"] == "0"
+    # Mesos checks Accept on SUBSCRIBE only: a call that answers nothing accepts anything
+    assert sub.call({"type": "REVIVE", "framework_id": fid}, Accept="application/xml").status_code == 202
     assert requests.get(f"http://{m.master_address}/health", timeout=10).status_code == 200
 
 
-def test_acknowledge_with_a_bad_uuid_is_400(cluster, raw) -> None:
+@pytest.mark.parametrize("uid,text", [
+    ("!!", "Failed to convert JSON into Call protobuf: Failed to base64 decode bytes field 'uuid': "
+           "Invalid character '!'"),
+    ("AAAA", "Failed to validate scheduler::Call: Not a valid UUID"),
+], ids=["not-base64", "three-bytes"])
+def test_acknowledge_with_a_bad_uuid_is_400(cluster, raw, uid, text) -> None:
     m = cluster(1)
     sub = raw(m.master_address)
     r = sub.call({"type": "ACKNOWLEDGE", "framework_id": {"value": sub.framework_id},
-                  "acknowledge": {"agent_id": {"value": "a"}, "task_id": {"value": "t"}, "uuid": "!!"}})
-    assert r.status_code == 400 and "not a valid UUID" in r.text
+                  "acknowledge": {"agent_id": {"value": "a"}, "task_id": {"value": "t"}, "uuid": uid}})
+    assert (r.status_code, r.text) == (400, text)
 
 
 def _launch_and_get(f, offer_ids, task, state):
@@ -65,7 +79,7 @@ def _launch_and_get(f, offer_ids, task, state):
 
 @pytest.mark.parametrize("mutate,state,reason,text", [
     (lambda t, o: t.update(resources=[scalar("cpus", 99), scalar("mem", 32)]), "TASK_ERROR",
-     "REASON_TASK_INVALID", "more resources"),
+     "REASON_TASK_INVALID", "is more than available"),
     (lambda t, o: t.update(container={"type": "DOCKER", "docker": {"image": "x", "network": "USER"}}),
      "TASK_ERROR", "REASON_TASK_INVALID", "network_infos"),
     (lambda t, o: t.update(container={"type": "DOCKER", "docker": {"image": "x", "privileged": True}}),

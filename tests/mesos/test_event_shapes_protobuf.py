@@ -46,6 +46,8 @@ def test_events_of_a_task_life_are_mesos_events(cluster, raw) -> None:
     offer = offers["offers"]["offers"][0]
     task = task_info(offer["agent_id"], cpus=0.1, mem=32)
     task["command"]["value"] = "sleep 0"
+    for resource in task["resources"]:   # a MULTI_ROLE framework hands back the offer's allocation_info
+        resource["allocation_info"] = offer["allocation_info"]
     answer = sub.call({"type": "ACCEPT", "framework_id": {"value": sub.framework_id},
                        "accept": {"offer_ids": [offer["id"]],
                                   "operations": [{"type": "LAUNCH", "launch": {"task_infos": [task]}}]}})

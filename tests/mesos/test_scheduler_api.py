@@ -290,3 +290,23 @@ def test_freed_resources_are_offered_at_once_not_at_the_next_allocation_interval
     again = f.take_offer(lambda o: o["agent_id"] == offer["agent_id"], timeout=10)
     assert {r["name"]: r.get("scalar", {}).get("value") for r in again["resources"]}["cpus"] == 4
     assert master._periodic["_allocate"] is timer, "the periodic allocation ran: the offer may be the timer's"
+
+
+def test_calls_with_nothing_to_do_here_are_answered_as_mesos_answers_them(cluster, raw) -> None:
+    """Operation statuses and inverse offers never exist here; UPDATE_FRAMEWORK is validated as Mesos does
+    (the FrameworkInfo itself is not changed: README)."""
+    m = cluster(1)
+    sub = raw(m.master_address)
+    fw = {"value": sub.framework_id}
+    reconciled = sub.call({"type": "RECONCILE_OPERATIONS", "framework_id": fw, "reconcile_operations": {}})
+    assert reconciled.status_code == 200
+    assert reconciled.json() == {"type": "RECONCILE_OPERATIONS", "reconcile_operations": {"operation_statuses": []}}
+    for body in ({"type": "ACCEPT_INVERSE_OFFERS", "accept_inverse_offers": {"inverse_offer_ids": []}},
+                 {"type": "DECLINE_INVERSE_OFFERS", "decline_inverse_offers": {"inverse_offer_ids": []}},
+                 {"type": "UPDATE_FRAMEWORK", "update_framework": {
+                     "framework_info": {"user": "u", "name": "raw", "id": fw}}}):
+        answer = sub.call({**body, "framework_id": fw})
+        assert answer.status_code == 202, (body["type"], answer.text)
+    other = sub.call({"type": "UPDATE_FRAMEWORK", "framework_id": fw, "update_framework": {
+        "framework_info": {"user": "u", "name": "raw", "id": {"value": "another"}}}})
+    assert other.status_code == 400 and "differs" in other.text

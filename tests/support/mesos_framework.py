@@ -110,9 +110,9 @@ class RecordingScheduler(Scheduler):
 
     def error(self, driver, message) -> None:
         self._note(lambda: self.errors.append(message))
-        if message == "Framework failed over":
-            # Another scheduler took over this framework id: stop without TEARDOWN rather than
-            # reconnect and fail it over in turn (pymesos would otherwise ping-pong).
+        if message in ("Framework failed over", "Framework has been removed"):
+            # Another scheduler took over this framework id (or it was torn down): stop without
+            # TEARDOWN rather than reconnect (pymesos would otherwise ping-pong).
             driver.stop(failover=True)
 
     def slaveLost(self, driver, agent_id) -> None:

@@ -24,7 +24,7 @@ from typing import Any
 
 from scylla_singa.common.files import read_json, write_json_atomic
 from scylla_singa.common.transition_table import InstructionDispatch, InvalidTransition, emitted_types
-from scylla_singa.mesos.api.fields import new_id, value
+from scylla_singa.mesos.api.fields import VERSION, new_id, value
 from scylla_singa.mesos.api.protocol import make_status, new_uuid_b64
 from scylla_singa.mesos.api.resources import Resources
 from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
@@ -47,6 +47,7 @@ class AgentInfo:
     attributes: list[dict[str, Any]] = field(default_factory=list)
     port: int = 0
     ip: str = "127.0.0.1"
+    pid: str | None = None   # its libprocess-style pid; None: slave(1)@ip:port (a fleet numbers its agents)
 
 
 class AgentCore:
@@ -73,12 +74,26 @@ class AgentCore:
         self._do = InstructionDispatch("the agent's task shell", {
             SendTaskStatus: self._send_status, StopTask: self._stop, CancelLaunch: self._cancel_launch,
             CleanUpTask: self._clean_up}).require(emitted_types(TASK_TABLE))
+        # for /state and /metrics/snapshot: frameworks the master shut down here, event counters,
+        # the engine's image checks (Mesos's image pulls), how long recovery took
+        self.shut_down_frameworks: set[str] = set()
+        self.counters: dict[str, float] = {}
+        self.image_pull_ms: deque[float] = deque(maxlen=1000)
+        self.recovery_s = 0.0
+
+    @property
+    def pid(self) -> str:
+        return self.info.pid or f"slave(1)@{self.info.ip}:{self.info.port}"
+
+    def count(self, key: str, n: float = 1) -> None:
+        self.counters[key] = self.counters.get(key, 0) + n
 
     # ---- registration ---------------------------------------------------
     def registration(self) -> dict[str, Any]:
         """The REGISTER message: who we are and every task we still hold."""
         agent: dict[str, Any] = {"hostname": self.info.hostname, "port": self.info.port, "ip": self.info.ip,
-                                 "resources": self.info.resources.to_json(), "attributes": self.info.attributes}
+                                 "resources": self.info.resources.to_json(), "attributes": self.info.attributes,
+                                 "pid": self.pid, "version": VERSION}
         if not self.healthy:
             agent["healthy"], agent["health"] = False, self.health_message
         if self.agent_id:
@@ -126,6 +141,8 @@ class AgentCore:
         kind = msg.get("type")
         if kind == "RUN_TASK":
             self._run_task(msg)
+        elif kind == "RUN_TASK_GROUP":
+            self._run_task_group(msg)
         elif kind == "KILL_TASK":
             task = self.tasks.get((msg.get("framework_id"), msg.get("task_id")))
             if task is not None:
@@ -133,7 +150,15 @@ class AgentCore:
                 self._event(task, TaskKillRequested(self.default_grace if grace is None else grace))
         elif kind == "ACK":
             self._ack(msg)
+        elif kind == "SHUTDOWN_EXECUTOR":
+            self.runner.shutdown_executor(str(msg.get("framework_id")), str(msg.get("executor_id")))
+        elif kind == "FRAMEWORK_MESSAGE":
+            delivered = self.runner.framework_message(str(msg.get("framework_id")), str(msg.get("executor_id")),
+                                                      str(msg.get("data") or ""))
+            self.count("framework_messages" if delivered else "invalid_framework_messages")
         elif kind == "SHUTDOWN_FRAMEWORK":
+            self.runner.shutdown_framework(str(msg.get("framework_id")))
+            self.shut_down_frameworks.add(str(msg.get("framework_id")))
             for task in [t for t in self.tasks.values() if t.framework_id == msg.get("framework_id")]:
                 self._event(task, TaskKillRequested(self.default_grace))
 
@@ -144,9 +169,67 @@ class AgentCore:
             return
         task = AgentTask(key[0], msg.get("framework") or {}, info, TaskLifecycle(key[1]), new_id())
         task.agent_id = self.agent_id or ""
+        if info.get("executor"):   # the tasks of a custom executor share its run (container id and sandbox)
+            task.executor_run = self._executor_run(key[0], task.executor_id)
         self.tasks[key] = task
         self._save(task)
         task.launch = self._spawn(self._launch(task))
+
+    def _executor_run(self, framework_id: str, executor_id: str) -> str:
+        """The run (container id) of the framework's custom executor here: the running one's, the one a task
+        still waiting to start will start, or a new one."""
+        running = self.runner.running_executor(framework_id, executor_id)
+        if running is not None:
+            return running
+        for task in self.tasks.values():
+            if (task.framework_id == framework_id and task.info.get("executor") and task.executor_id == executor_id
+                    and task.state not in TERMINAL_TASK_STATES and task.executor_run):
+                return task.executor_run
+        return new_id()
+
+    def _run_task_group(self, msg: dict[str, Any]) -> None:
+        """LAUNCH_GROUP: every task of the group under one default executor (one executor run id, one
+        sandbox with a directory per task); the task-group runner starts and ends them together."""
+        framework_id, executor = msg.get("framework_id"), msg.get("executor") or {}
+        infos = [t for t in msg.get("tasks") or [] if isinstance(t, dict) and value(t.get("task_id"))]
+        keys = [(framework_id, value(t.get("task_id"))) for t in infos]
+        if not framework_id or not infos or any(k in self.tasks for k in keys):
+            return
+        executor = {**executor, "type": executor.get("type", "DEFAULT"),
+                    "framework_id": {"value": framework_id}}
+        run, ids = new_id(), tuple(k[1] for k in keys)
+        for key, info in zip(keys, infos):
+            task = AgentTask(framework_id, msg.get("framework") or {}, info, TaskLifecycle(key[1]), new_id())
+            task.agent_id = self.agent_id or ""
+            task.group, task.executor_run, task.group_tasks = executor, run, ids
+            self.tasks[key] = task
+            self._save(task)
+        for key in keys:
+            task = self.tasks[key]
+            task.launch = self._spawn(self._launch(task))
+
+    def agent_info(self) -> dict[str, Any]:
+        """This agent as a v1 AgentInfo (what executors get in SUBSCRIBED)."""
+        out: dict[str, Any] = {"hostname": self.info.hostname, "port": self.info.port,
+                               "resources": self.info.resources.to_json(), "attributes": self.info.attributes}
+        if self.agent_id:
+            out["id"] = {"value": self.agent_id}
+        return out
+
+    def executor_message(self, framework_id: str, executor_id: str, data: str) -> None:
+        """A custom executor's MESSAGE for its framework: to the master, which sends it on (MESSAGE event)."""
+        self.count("executor_messages")
+        if self.send is not None and self.registered:
+            self.send({"type": "EXECUTOR_MESSAGE", "agent_id": self.agent_id, "framework_id": framework_id,
+                       "executor_id": executor_id, "data": data})
+
+    def executor_exited(self, framework_id: str, executor_id: str, status: int) -> None:
+        """An executor ended here (a task group's, when its last task ended): tell the master, as Mesos's
+        agent does, so it forgets the executor and tells the framework (FAILURE event)."""
+        self.count("executors_terminated")
+        if self.send is not None and self.registered:
+            self.send({"type": "EXECUTOR_EXITED", "agent_id": self.agent_id, "framework_id": framework_id,
+                       "executor_id": executor_id, "status": status})
 
     async def _launch(self, task: AgentTask) -> None:
         emit = self._emitter(task)
@@ -155,9 +238,12 @@ class AgentCore:
                 task.sandbox = self._make_sandbox(task)
                 self._save(task)
                 uris = (task.info.get("command") or {}).get("uris") or []
-                await fetch_all(uris, task.sandbox, self.hdfs_url)
+                if uris:
+                    await fetch_all(uris, task.sandbox, self.hdfs_url)
+                    self.count("fetches_succeeded")
             await self.runner.launch(task, emit)
         except FetchError as exc:
+            self.count("fetches_failed")
             emit(TaskLaunchFailed(reason="REASON_CONTAINER_LAUNCH_FAILED", message=f"Failed to fetch URIs: {exc}"))
         except asyncio.CancelledError:
             raise
@@ -166,8 +252,19 @@ class AgentCore:
             emit(TaskLaunchFailed(message=f"Failed to launch: {exc}"))
 
     def _make_sandbox(self, task: AgentTask) -> Path:
-        path = (self.work_dir / "slaves" / (self.agent_id or "unregistered") / "frameworks" / _safe(task.framework_id)
-                / "executors" / _safe(task.task_id) / "runs" / task.container_id)
+        """Mesos's layout: a command task's executor has the task's id; a custom executor's tasks share its
+        sandbox; a task of a group has a directory `tasks/<task id>` in its group executor's sandbox."""
+        executors = (self.work_dir / "slaves" / (self.agent_id or "unregistered") / "frameworks"
+                     / _safe(task.framework_id) / "executors")
+        if task.info.get("executor"):   # a custom executor's tasks share its sandbox
+            path = executors / _safe(task.executor_id) / "runs" / task.executor_run
+        elif task.group is not None:
+            run = executors / _safe(task.executor_id) / "runs" / task.executor_run
+            run.mkdir(parents=True, exist_ok=True)
+            os.chmod(run, 0o750)   # as every sandbox directory (below)
+            path = run / "tasks" / _safe(task.task_id)
+        else:
+            path = executors / _safe(task.task_id) / "runs" / task.container_id
         path.mkdir(parents=True, exist_ok=True)
         # As Apache Mesos makes them: the agent's (root's), 0750, files 0644. A container running as
         # another user cannot read or write here; what a task needs comes in as volumes (docs/contracts.md).
@@ -196,10 +293,16 @@ class AgentCore:
     def _send_status(self, ins: SendTaskStatus, task: AgentTask) -> None:
         if ins.state == "TASK_KILLING" and not _capable(task.framework, "TASK_KILLING_STATE"):
             return
-        status = make_status(task.task_id, ins.state, agent_id=self.agent_id, reason=ins.reason,
-                             message=ins.message, uuid_b64=new_uuid_b64(), container_status=ins.container_status,
-                             executor_id=task.task_id)
+        if ins.reported is not None:
+            status = self._reported(task, ins.reported)
+        else:
+            status = make_status(task.task_id, ins.state, agent_id=self.agent_id, reason=ins.reason,
+                                 message=ins.message, uuid_b64=new_uuid_b64(),
+                                 container_status=ins.container_status, executor_id=task.executor_id)
+        self._count_update(task, status)
         task.last_status = status
+        task.statuses.append(status)
+        del task.statuses[:-8]
         task.pending.append(status)
         if len(task.pending) == 1:
             self._send_head(task)
@@ -226,11 +329,35 @@ class AgentCore:
         self.send({"type": "STATUS", "agent_id": self.agent_id, "framework_id": task.framework_id,
                    "status": head})
 
+    def _reported(self, task: AgentTask, reported: dict[str, Any]) -> dict[str, Any]:
+        """A custom executor's TaskStatus as the agent sends it on: its own fields and uuid (the executor is
+        told when the framework acknowledges it), with this agent's id, and the time if it gave none."""
+        status = {k: v for k, v in reported.items() if k != "agent_id"}
+        status["agent_id"] = {"value": self.agent_id}
+        status.setdefault("executor_id", {"value": task.executor_id})
+        status.setdefault("source", "SOURCE_EXECUTOR")
+        status.setdefault("timestamp", time.time())
+        task.executor_uuids.add(status["uuid"])
+        return status
+
+    def _count_update(self, task: AgentTask, status: dict[str, Any]) -> None:
+        self.count("status_updates")
+        state = status["state"]
+        if state in TERMINAL_TASK_STATES:
+            self.count(f"tasks_{state[5:].lower()}")
+            if task.executor_info is None:
+                self.count("executors_terminated")   # a command task's executor ends with it
+        if status.get("reason") == "REASON_CONTAINER_LAUNCH_FAILED":
+            self.count("launch_errors")
+
     def _ack(self, msg: dict[str, Any]) -> None:
         task = self.tasks.get((msg.get("framework_id"), msg.get("task_id")))
         if task is None or not task.pending or task.pending[0].get("uuid") != msg.get("uuid"):
             return  # a duplicate or stale ACK
-        task.pending.pop(0)
+        acked = task.pending.pop(0)
+        if acked["uuid"] in task.executor_uuids:   # the executor learns its update was acknowledged
+            task.executor_uuids.discard(acked["uuid"])
+            self.runner.acknowledged(task, acked["uuid"])
         if task.pending:
             self._send_head(task)
         elif task.state in TERMINAL_TASK_STATES:
@@ -264,6 +391,13 @@ class AgentCore:
         """Load the agent id and tasks from the work dir and let the runner follow them again."""
         if self.work_dir is None:
             return
+        started = time.monotonic()
+        try:
+            await self._recover()
+        finally:
+            self.recovery_s = time.monotonic() - started
+
+    async def _recover(self) -> None:
         meta = read_json(self.work_dir / "meta" / "agent.json", {}) or {}
         self.agent_id = meta.get("agent_id")
         for path in sorted((self.work_dir / "meta" / "tasks").glob("*.json")):
@@ -292,6 +426,7 @@ class AgentCore:
             if task.sandbox and task.finished_at and now - task.finished_at > delay_s and task.sandbox.exists():
                 shutil.rmtree(task.sandbox, ignore_errors=True)
                 removed += 1
+        self.count("gc_removals", removed)
         return removed
 
     def _spawn(self, coro) -> asyncio.Task:

@@ -1,104 +1,98 @@
-"""The agent's HTTP endpoints (docs/contracts.md): /state, /files/{read,browse,download}, /health.
+"""The agent's HTTP endpoints: Mesos's read-only ones (/state, /flags, /containers, /monitor/statistics,
+/metrics/snapshot, /version, /health, each also under /slave(1)), the v1 operator API (POST /api/v1), and
+/files/{read,browse,download}.
 
-File paths are confined to the agent's sandboxes (its work dir's `slaves`
-tree): anything else, or a path that does not exist, is 404, as Mesos
-answers for paths it has not attached.
+Shapes are in agent_views.py. File paths are confined to the agent's
+sandboxes (its work dir's `slaves` tree): anything else, or a path that does
+not exist, is 404 with an empty body, as Mesos answers for paths it has not
+attached.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from scylla_singa.mesos.api.fields import VERSION
-from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
+from scylla_singa.mesos.api.fields import build_info
+from scylla_singa.mesos.api.http_answers import MAX_BODY, json_answer, mesos_not_found
+from . import agent_views
+from .agent_operator_api import AgentOperatorEndpoint
 
 if TYPE_CHECKING:
     from .agent_core import AgentCore
-    from .task_runner import AgentTask
 
 MAX_READ = 16 * 1024 * 1024
 
 
-def _task_json(t: AgentTask) -> dict[str, Any]:
-    res = t.info.get("resources") or []
-    return {"id": t.task_id, "name": t.info.get("name", ""), "framework_id": t.framework_id,
-            "executor_id": t.task_id, "slave_id": t.agent_id, "state": t.state, "resources": res,
-            "statuses": [t.last_status] if t.last_status else [],
-            "container": t.info.get("container"), "labels": t.info.get("labels")}
-
-
-def agent_state_json(core: AgentCore, flags: dict[str, Any]) -> dict[str, Any]:
-    """Mesos's agent /state, reduced: id, hostname, frameworks -> executors (one per task) -> tasks."""
-    def frameworks(tasks: list[AgentTask], completed: bool) -> list[dict[str, Any]]:
-        out: dict[str, dict[str, Any]] = {}
-        for t in tasks:
-            fw = out.setdefault(t.framework_id, {"id": t.framework_id, "name": t.framework.get("name", ""),
-                                                 "user": t.framework.get("user", ""), "executors": [],
-                                                 "completed_executors": []})
-            ex = {"id": t.task_id, "name": t.info.get("name", ""), "source": t.task_id,
-                  "container": t.container_id, "directory": str(t.sandbox or ""),
-                  "tasks": [] if completed else [_task_json(t)],
-                  "completed_tasks": [_task_json(t)] if completed else [],
-                  "queued_tasks": []}
-            fw["completed_executors" if completed else "executors"].append(ex)
-        return list(out.values())
-
-    live = [t for t in core.tasks.values()]
-    done = [t for t in core.completed if t.state in TERMINAL_TASK_STATES]
-    info = core.info
-    return {"id": core.agent_id, "hostname": info.hostname, "port": info.port,
-            "pid": f"slave(1)@{info.ip}:{info.port}", "version": VERSION,
-            "resources": info.resources.to_dict(), "attributes": {a["name"]: _attr(a) for a in info.attributes},
-            "frameworks": frameworks(live, False), "completed_frameworks": frameworks(done, True),
-            "flags": flags, "start_time": flags.get("start_time", time.time())}
-
-
-def _attr(a: dict[str, Any]) -> Any:
-    kind = a.get("type")
-    return a["text"]["value"] if kind == "TEXT" else a["scalar"]["value"] if kind == "SCALAR" else str(a)
-
-
 class AgentHTTP:
-    """Handlers for one agent: `roots` are the directories file paths must stay within."""
+    """Handlers for one agent: `roots` are the directories file paths must stay within; `flags` its flags
+    (strings, agent_views.agent_flags); `extra_routes` the agent's other APIs (the executor API)."""
 
-    def __init__(self, core: AgentCore, roots: list[Path], flags: dict[str, Any]) -> None:
+    def __init__(self, core: AgentCore, roots: list[Path], flags: dict[str, str], start_time: float,
+                 gc_delay_s: float, extra_routes: list[web.RouteDef] | None = None) -> None:
         self.core = core
         self.roots = [os.path.realpath(r) for r in roots]
         self.flags = flags
+        self.start_time = start_time
+        self.gc_delay_s = gc_delay_s
+        self.extra_routes = list(extra_routes or [])
 
     def app(self) -> web.Application:
-        app = web.Application()
+        app = web.Application(client_max_size=MAX_BODY, middlewares=[mesos_not_found])
+        operator = AgentOperatorEndpoint(self.core, self)
         for prefix in ("", "/slave(1)"):
-            app.router.add_get(prefix + "/state", self.state)
-            app.router.add_get(prefix + "/state.json", self.state)
+            for name, view in (("state", self.state), ("state.json", self.state), ("flags", self.flags_view),
+                               ("containers", self.containers), ("monitor/statistics", self.statistics),
+                               ("monitor/statistics.json", self.statistics), ("health", self.health)):
+                app.router.add_get(f"{prefix}/{name}", view)
+            app.router.add_route("*", prefix + "/api/v1", operator.handle)
+        app.router.add_get("/version", self.version)
+        app.router.add_get("/metrics/snapshot", self.metrics)
         app.router.add_get("/files/read", self.read)
         app.router.add_get("/files/read.json", self.read)
         app.router.add_get("/files/browse", self.browse)
         app.router.add_get("/files/browse.json", self.browse)
         app.router.add_get("/files/download", self.download)
         app.router.add_get("/files/download.json", self.download)
-        app.router.add_get("/health", self.health)
+        app.add_routes(self.extra_routes)
         return app
+
+    def master_hostname(self) -> str:
+        return self.flags.get("master", "").split("//")[-1].split("/")[0].rsplit(":", 1)[0] or "localhost"
+
+    def metrics_snapshot(self) -> dict[str, float]:
+        return agent_views.metrics_json(self.core, self.start_time, self.gc_delay_s)
 
     def _confined(self, request: web.Request) -> str:
         raw = request.query.get("path")
         if not raw:
             raise web.HTTPBadRequest(text="Expecting 'path' to be present")
         real = os.path.realpath(raw)
-        if not any(real == r or real.startswith(r.rstrip("/") + "/") for r in self.roots):
-            raise web.HTTPNotFound(text=f"No file or directory found at path '{raw}'")
-        if not os.path.exists(real):
-            raise web.HTTPNotFound(text=f"No file or directory found at path '{raw}'")
+        if not any(real == r or real.startswith(r.rstrip("/") + "/") for r in self.roots) or not os.path.exists(real):
+            raise web.HTTPNotFound(text="")  # Mesos: 404, empty body
         return real
 
     async def state(self, request: web.Request) -> web.Response:
-        return web.json_response(agent_state_json(self.core, self.flags))
+        return json_answer(agent_views.state_json(self.core, self.flags, self.start_time, self.master_hostname()))
+
+    async def flags_view(self, request: web.Request) -> web.Response:
+        return json_answer({"flags": self.flags})
+
+    async def containers(self, request: web.Request) -> web.Response:
+        return json_answer(agent_views.containers_json(self.core))
+
+    async def statistics(self, request: web.Request) -> web.Response:
+        return json_answer(agent_views.monitor_statistics_json(self.core))
+
+    async def metrics(self, request: web.Request) -> web.Response:
+        return json_answer(self.metrics_snapshot())
+
+    async def version(self, request: web.Request) -> web.Response:
+        return json_answer(build_info())
 
     async def read(self, request: web.Request) -> web.Response:
         """Mesos /files/read: {"data", "offset"}; offset=-1 answers the file's size and no data."""
@@ -112,14 +106,14 @@ class AgentHTTP:
         except ValueError:
             raise web.HTTPBadRequest(text="Failed to parse offset/length: not integers") from None
         if offset == -1:
-            return web.json_response({"data": "", "offset": size})
+            return json_answer({"data": "", "offset": size})
         if offset < 0 or length < -1:
             raise web.HTTPBadRequest(text="Negative offset or length")
         length = MAX_READ if length == -1 else min(length, MAX_READ)
         with open(path, "rb") as f:
             f.seek(min(offset, size))
             data = f.read(length)
-        return web.json_response({"data": data.decode("utf-8", errors="replace"), "offset": offset})
+        return json_answer({"data": data.decode("utf-8", errors="replace"), "offset": offset})
 
     async def browse(self, request: web.Request) -> web.Response:
         path = self._confined(request)
@@ -131,7 +125,7 @@ class AgentHTTP:
             out.append({"path": os.path.join(path, name), "size": st.st_size, "mtime": st.st_mtime,
                         "mode": stat.filemode(st.st_mode), "nlink": st.st_nlink, "uid": str(st.st_uid),
                         "gid": str(st.st_gid)})
-        return web.json_response(out)
+        return json_answer(out)
 
     async def download(self, request: web.Request) -> web.StreamResponse:
         path = self._confined(request)

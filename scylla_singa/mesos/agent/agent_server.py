@@ -24,10 +24,13 @@ from scylla_singa.common.home import scylla_home
 from scylla_singa.mesos.api.resources import Resources, parse_attributes
 from .agent_core import AgentCore, AgentInfo
 from .agent_http import AgentHTTP
+from .agent_views import agent_flags
 from .master_link import MasterLink
 from .process_runner import ProcessRunner
 from .simulated_runner import SimulatedRunner
-from .task_runner import CompositeRunner, TaskRunner
+from .composite_runner import CompositeRunner
+from .executor_api import ExecutorEndpoint
+from .task_runner import TaskRunner
 
 
 log = logging.getLogger(__name__)
@@ -132,17 +135,22 @@ class Agent:
                               default_grace=self.cfg.default_grace)
         if self.docker_runner is not None:
             self.docker_runner.health_listener = self.core.set_health
+            self.docker_runner.image_timer = self.core.image_pull_ms.append
         await self.core.recover()
-        flags = {"master": self.cfg.master, "work_dir": str(self.work_dir), "hostname": hostname,
-                 "resources": self.cfg.resources or "", "attributes": self.cfg.attributes or "",
-                 "start_time": time.time()}
-        http = AgentHTTP(self.core, [self.work_dir / "slaves"], flags)
+        flags = agent_flags(self.cfg, str(self.work_dir), self.cfg.port, hostname)
+        runner = self.core.runner
+        executor_api = ExecutorEndpoint(runner.executors) if isinstance(runner, CompositeRunner) else None
+        http = AgentHTTP(self.core, [self.work_dir / "slaves"], flags, time.time(), self.cfg.gc_delay,
+                         executor_api.routes() if executor_api is not None else None)
         self._runner = web.AppRunner(http.app(), access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.cfg.host, self.cfg.port, reuse_address=True)
         await site.start()
         self.cfg.port = self._runner.addresses[0][1]
         info.port = self.cfg.port
+        if isinstance(runner, CompositeRunner):   # executors and groups reach this agent at its address
+            runner.attach(self.core, f"{info.ip}:{info.port}")
+        flags["port"] = str(self.cfg.port)
         self.link = MasterLink(self.cfg.master, [self.core], ping_timeout=self.cfg.ping_timeout)
         self.link.start()
         self._gc = asyncio.ensure_future(self._gc_loop())

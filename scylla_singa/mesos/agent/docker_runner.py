@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -52,6 +53,8 @@ class DockerRunner(TaskRunner):
         self._log_threads: dict[str, asyncio.Future] = {}
         self._unremoved: set[str] = set()   # container names whose removal failed (engine down)
         self.health_listener: HealthListener | None = None
+        # told how long each launch's image check took (the agent's containerizer/docker/image_pull_ms)
+        self.image_timer: Callable[[float], None] | None = None
 
     async def _call(self, fn, *args, **kwargs) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.pool, lambda: fn(*args, **kwargs))
@@ -64,8 +67,11 @@ class DockerRunner(TaskRunner):
         except SpecError as exc:
             emit(TaskInvalid(message=str(exc)))
             return
+        started = time.perf_counter()
         try:
             problem = await self._call(self._check_engine, spec)
+            if self.image_timer is not None:
+                self.image_timer((time.perf_counter() - started) * 1000.0)
         except ENGINE_ERRORS as exc:
             problem = f"Failed to launch container: the Docker engine does not answer: {exc.__class__.__name__}"
             self._engine_down(problem)
@@ -93,6 +99,7 @@ class DockerRunner(TaskRunner):
                 for which in ("stdout", "stderr")))
         try:
             attrs = await self._call(lambda: self.client.api.inspect_container(container.id))
+            task.pid = attrs["State"].get("Pid") or None
             if attrs["State"].get("Running") or attrs["State"].get("Status") == "exited":
                 emit(TaskContainerUp(container_status(
                     task.container_id, _ip(attrs, network), network if network not in ("host", "none") else None)))

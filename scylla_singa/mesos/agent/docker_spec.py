@@ -23,7 +23,8 @@ from typing import Any
 from scylla_singa.contracts import (AGENT_LABEL, ENV_TASK_ID, FRAMEWORK_LABEL, MANAGED_LABEL, TASK_LABEL,
                                     container_name)
 from scylla_singa.mesos.api.container_info import (SANDBOX_MOUNT, SpecError, check_parameter, check_ports,
-                                                   parse_ulimit, user_network_name, validate_container)
+                                                   docker_equivalent, parse_ulimit, user_network_name,
+                                                   validate_container)
 from scylla_singa.mesos.api.resources import Resources
 
 MIN_MEM_MB = 32.0
@@ -81,7 +82,7 @@ class DockerSpec:
 def build_spec(task: dict[str, Any], *, framework_id: str, agent_id: str, container_id: str,
                sandbox: Path, allowed_roots: list[Path]) -> DockerSpec:
     """The container for `task` on this agent; raises SpecError (volumes outside the allowed roots, ...)."""
-    container = task.get("container") or {}
+    container = docker_equivalent(task.get("container") or {})
     resources = Resources.from_json(task.get("resources"))
     validate_container(container, resources)
     docker = container["docker"]

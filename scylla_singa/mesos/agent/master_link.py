@@ -143,7 +143,7 @@ class MasterLink:
                 self.by_id[msg["agent_id"]] = core
                 core.on_registered(msg["agent_id"])
         elif kind == "REREGISTER_REFUSED":
-            core = self.by_ref.get(msg.get("ref"))
+            core = self.by_ref.get(msg.get("ref")) or self.by_id.get(msg.get("agent_id"))
             if core is not None:
                 self.by_id.pop(core.agent_id or "", None)
                 core.on_refused(msg.get("message", ""))

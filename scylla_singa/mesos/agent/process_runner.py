@@ -43,6 +43,7 @@ class ProcessRunner(TaskRunner):
                 emit(TaskLaunchFailed(message=f"Failed to launch command: {exc}"))
                 return
         task.handle = proc
+        task.pid = proc.pid
         self._procs[task.container_id] = proc
         emit(TaskContainerUp(container_status(task.container_id, self.ip, None)))
         try:

@@ -25,8 +25,9 @@ class SimulatedFleet:
         runner = SimulatedRunner()
         res = Resources.parse(resources)
         attrs = parse_attributes(attributes)
-        self.cores = [AgentCore(AgentInfo(f"{hostname_prefix}-{i}", res, attrs), runner,
-                                retry_interval=retry_interval) for i in range(count)]
+        # each its own pid, as the agents of one Mesos process would be numbered (no port: nothing to serve)
+        self.cores = [AgentCore(AgentInfo(f"{hostname_prefix}-{i}", res, attrs, pid=f"slave({i + 1})@127.0.0.1:0"),
+                                runner, retry_interval=retry_interval) for i in range(count)]
         self.link = MasterLink(master, self.cores, ping_timeout=ping_timeout)
 
     async def start(self) -> None:

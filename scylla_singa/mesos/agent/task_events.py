@@ -69,22 +69,35 @@ class TaskLost:
     message: str | None = None
 
 
+@dataclass(frozen=True)
+class TaskReported:
+    """The task's custom (or group) executor sent its status itself: `status` is that TaskStatus, whose
+    state becomes the task's and which is sent on as the executor wrote it (its own uuid)."""
+
+    status: dict[str, Any]
+
+
 TaskEvent = (TaskStarting | TaskContainerUp | TaskExited | TaskLaunchFailed | TaskInvalid | TaskKillRequested
-             | TaskStopped | TaskLost)
+             | TaskStopped | TaskLost | TaskReported)
 TASK_EVENTS: tuple[type, ...] = (TaskStarting, TaskContainerUp, TaskExited, TaskLaunchFailed, TaskInvalid,
-                                 TaskKillRequested, TaskStopped, TaskLost)
+                                 TaskKillRequested, TaskStopped, TaskLost, TaskReported)
 
 # ---- instructions -------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class SendTaskStatus:
-    """A status update to send (with a uuid, resent until acknowledged)."""
+    """A status update to send (with a uuid, resent until acknowledged).
+
+    `reported` is an executor's own TaskStatus (TaskReported), sent on as it
+    is rather than built from the other fields.
+    """
 
     state: str
     reason: str | None = None
     message: str = ""
     container_status: dict[str, Any] | None = None
+    reported: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

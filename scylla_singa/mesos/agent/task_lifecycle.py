@@ -14,11 +14,16 @@ from scylla_singa.common.transition_table import Lifecycle, LifecycleRow, Transi
 from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
 from .task_events import (TASK_EVENTS, CancelLaunch, CleanUpTask, SendTaskStatus, StopTask, TaskContainerUp,
                           TaskExited, TaskInvalid, TaskKillRequested, TaskLaunchFailed, TaskLost, TaskStarting,
-                          TaskStopped)
+                          TaskReported, TaskStopped)
 
 
 def _exit_state(event: TaskExited) -> str:
     return "TASK_FINISHED" if event.code == 0 and not event.oom else "TASK_FAILED"
+
+
+def _reported_state(event: TaskReported) -> str:
+    """A custom executor's word on its task is taken as it is, as Mesos's agent does."""
+    return str(event.status["state"])
 
 
 UPDATE, CLEANUP = SendTaskStatus, CleanUpTask
@@ -42,10 +47,14 @@ _ROWS: dict[tuple[str, type], LifecycleRow] = {
     ("TASK_KILLING", TaskKillRequested): (None, ()),
     ("TASK_KILLING", TaskLost): ("TASK_KILLED", (UPDATE, CLEANUP)),
 }
+# The task's own executor reports its status: the task takes that state; the update is sent on, and
+# CLEANUP is kept only when the reported state is terminal (TaskLifecycle.handle).
+for _state in ("TASK_STAGING", "TASK_STARTING", "TASK_RUNNING", "TASK_KILLING"):
+    _ROWS[(_state, TaskReported)] = (_reported_state, (UPDATE, CLEANUP))
 # Late events after the end change nothing (a kill racing the exit, a runner's last word).
 for _state in TERMINAL_TASK_STATES:
     for _event in (TaskKillRequested, TaskExited, TaskStopped, TaskContainerUp, TaskStarting, TaskLaunchFailed,
-                   TaskLost):
+                   TaskLost, TaskReported):
         _ROWS[(_state, _event)] = (None, ())
 
 TASK_STATES = ("TASK_STAGING", "TASK_STARTING", "TASK_RUNNING", "TASK_KILLING", *sorted(TERMINAL_TASK_STATES))
@@ -56,7 +65,8 @@ class TaskLifecycle(Lifecycle):
     """A task on an agent: STAGING -> STARTING -> RUNNING -> FINISHED/FAILED/KILLED (+ KILLING, ERROR).
 
     `SendTaskStatus` instructions carry the Mesos state, reason and message
-    to send. An exit with code 0 finishes the task; non-zero fails it, with
+    to send (on `TaskReported`: the executor's own TaskStatus). An exit
+    with code 0 finishes the task; non-zero fails it, with
     REASON_CONTAINER_LIMITATION_MEMORY when `oom` is set.
     """
 
@@ -66,7 +76,15 @@ class TaskLifecycle(Lifecycle):
         super().__init__(state, f"task {task_id}")
         self.task_id = task_id
 
+    def handle(self, event: Any) -> list[Any]:
+        out = super().handle(event)
+        if isinstance(event, TaskReported) and self.state not in TERMINAL_TASK_STATES:
+            out = [ins for ins in out if not isinstance(ins, CleanUpTask)]   # still running: nothing to release
+        return out
+
     def instruction(self, kind: type, prev: str, event: Any) -> Any:
+        if kind is SendTaskStatus and isinstance(event, TaskReported):   # the executor's own TaskStatus, as is
+            return SendTaskStatus(self.state, reported=event.status)
         if kind is not SendTaskStatus:
             return instruction_from(kind, event)
         reason, message = _REASONS.get(type(event), _state_reason)(self.state, event)

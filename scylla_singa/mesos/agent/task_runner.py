@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from scylla_singa.mesos.api.fields import value
-from .task_events import TaskEvent, TaskLaunchFailed, TaskLost
+from .task_events import TaskEvent, TaskLost
 from .task_lifecycle import TaskLifecycle
 
 Emit = Callable[[TaskEvent], None]
@@ -41,6 +41,12 @@ class AgentTask:
     handle: Any = None          # runner-private (container, process, timer)
     kill_requested: bool = False
     agent_id: str = ""
+    statuses: list[dict[str, Any]] = field(default_factory=list)  # the last updates sent, oldest first
+    pid: int | None = None      # its main process, when the runner knows it (container statistics)
+    group: dict[str, Any] | None = None   # the default executor's ExecutorInfo when part of a task group
+    executor_run: str = ""      # the container id of its executor (tasks of a group or custom executor share it)
+    executor_uuids: set[str] = field(default_factory=set)   # updates its custom executor sent, not yet acked
+    group_tasks: tuple[str, ...] = ()   # the ids of every task of its group (itself included)
 
     @property
     def task_id(self) -> str:
@@ -54,12 +60,25 @@ class AgentTask:
     def state(self) -> str:
         return self.lifecycle.state
 
+    @property
+    def executor_info(self) -> dict[str, Any] | None:
+        """The ExecutorInfo it runs under: its framework's custom executor, or its group's default one
+        (None: a command task, its own executor)."""
+        return self.info.get("executor") or self.group
+
+    @property
+    def executor_id(self) -> str:
+        """Its executor's id; a command task's executor has the task's id (as in Mesos)."""
+        executor = self.executor_info
+        return value((executor or {}).get("executor_id")) or self.task_id
+
     def to_json(self) -> dict[str, Any]:
         """What survives an agent restart."""
         return {"framework_id": self.framework_id, "framework": self.framework, "task": self.info,
                 "state": self.state, "container_id": self.container_id,
                 "sandbox": str(self.sandbox) if self.sandbox else None, "pending": self.pending,
-                "last_status": self.last_status, "finished_at": self.finished_at}
+                "last_status": self.last_status, "finished_at": self.finished_at, "group": self.group,
+                "executor_run": self.executor_run, "group_tasks": list(self.group_tasks)}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> AgentTask:
@@ -69,7 +88,11 @@ class AgentTask:
                    data.get("container_id") or "", Path(data["sandbox"]) if data.get("sandbox") else None)
         task.pending = list(data.get("pending") or [])
         task.last_status = data.get("last_status")
+        task.statuses = [task.last_status] if task.last_status else []
         task.finished_at = data.get("finished_at")
+        task.group = data.get("group")
+        task.executor_run = data.get("executor_run") or ""
+        task.group_tasks = tuple(data.get("group_tasks") or ())
         return task
 
 
@@ -94,41 +117,22 @@ class TaskRunner(ABC):
         emit(TaskLost(reason="REASON_AGENT_RESTARTED",
                      message="The agent restarted and this kind of task does not survive that"))
 
+    def acknowledged(self, task: AgentTask, uuid_b64: str) -> None:
+        """The framework acknowledged an update the task's own executor sent (runners with executors tell it)."""
+
+    def running_executor(self, framework_id: str, executor_id: str) -> str | None:
+        """The container id of a custom executor running here (None: none runs)."""
+        return None
+
+    def shutdown_executor(self, framework_id: str, executor_id: str) -> None:
+        """The scheduler's SHUTDOWN of one executor (runners without executors have none)."""
+
+    def shutdown_framework(self, framework_id: str) -> None:
+        """The framework is gone: end its executors (its tasks are killed through their lifecycles)."""
+
+    def framework_message(self, framework_id: str, executor_id: str, data: str) -> bool:
+        """A scheduler's MESSAGE for an executor; False when no such executor listens here."""
+        return False
+
     async def shutdown(self) -> None:
         """Kill everything this runner started (used when an embedded cluster stops)."""
-
-
-class CompositeRunner(TaskRunner):
-    """Docker tasks to one runner, command tasks (no ContainerInfo) to another."""
-
-    def __init__(self, docker: TaskRunner | None, process: TaskRunner) -> None:
-        self.docker = docker
-        self.process = process
-
-    def pick(self, task: AgentTask) -> TaskRunner:
-        is_docker = (task.info.get("container") or {}).get("type") == "DOCKER"
-        if is_docker and self.docker is None:
-            raise RuntimeError("this agent has no Docker engine (start it with --docker-host)")
-        return self.docker if is_docker else self.process
-
-    async def launch(self, task: AgentTask, emit: Emit) -> None:
-        try:
-            runner = self.pick(task)
-        except RuntimeError as exc:
-            emit(TaskLaunchFailed(message=str(exc)))
-            return
-        await runner.launch(task, emit)
-
-    async def kill(self, task: AgentTask, grace_s: float, emit: Emit) -> None:
-        await self.pick(task).kill(task, grace_s, emit)
-
-    async def cleanup(self, task: AgentTask) -> None:
-        await self.pick(task).cleanup(task)
-
-    async def recover(self, task: AgentTask, emit: Emit) -> None:
-        await self.pick(task).recover(task, emit)
-
-    async def shutdown(self) -> None:
-        for r in (self.docker, self.process):
-            if r is not None:
-                await r.shutdown()

@@ -12,6 +12,8 @@ Nothing here knows the master's or the agent's state: `master` and `agent`
 both build on this package and never on each other (lint-imports checks it).
     codec            request bodies in application/json or application/x-protobuf -> the dicts the master
                      handles, and events/responses back in either
+    call_validation  the stateless checks Mesos makes on every decoded Call (one place for all four APIs)
+    http_answers     the HTTP answers all v1 endpoints share (405 with Allow, 202, 404, a body read as a Call)
     proto/           our .proto files for Mesos's v1 messages (Mesos's own package, message and field
                      names and numbers) and their generated *_pb2 modules
 """

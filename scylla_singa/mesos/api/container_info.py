@@ -10,6 +10,14 @@ USER with exactly one `network_infos[].name`; port mappings only on BRIDGE
 or USER and within the task's `ports`; docker parameters only from an
 allow-list (nothing that widens privileges); volumes with a container path
 and mode RO or RW.
+
+A MESOS container with a Docker image runs on the Docker engine as the
+Mesos containerizer would run it (`docker_equivalent`): the image's
+filesystem, the host's network unless `network_infos` names a network (then
+that network, as a USER one), the same volumes and sandbox, and the sandbox
+as the working directory (the Mesos containerizer starts the command there;
+the Docker containerizer keeps the image's own); `cached: false` pulls the
+image again. APPC images are refused.
 """
 
 from __future__ import annotations
@@ -35,8 +43,8 @@ def validate_container(container: dict[str, Any] | None, resources: Resources) -
         raise SpecError("ContainerInfo must be an object")
     kind = container.get("type", "MESOS")
     if kind == "MESOS":
-        if container.get("mesos", {}).get("image"):
-            raise SpecError("ContainerInfo type MESOS with an image is not supported; use type DOCKER")
+        if (container.get("mesos") or {}).get("image"):
+            validate_container(docker_equivalent(container), resources)
         return
     if kind != "DOCKER":
         raise SpecError(f"ContainerInfo type {kind!r} is not supported (DOCKER or MESOS)")
@@ -57,6 +65,28 @@ def validate_container(container: dict[str, Any] | None, resources: Resources) -
             raise SpecError("every volume needs a container_path")
         if v.get("mode", "RW") not in ("RO", "RW"):
             raise SpecError(f"volume mode {v.get('mode')!r} is not RO or RW")
+
+
+def runs_in_docker(container: dict[str, Any] | None) -> bool:
+    """Whether the Docker engine runs this container: type DOCKER, or MESOS with a Docker image."""
+    container = container or {}
+    return container.get("type") == "DOCKER" or bool((container.get("mesos") or {}).get("image"))
+
+
+def docker_equivalent(container: dict[str, Any]) -> dict[str, Any]:
+    """A MESOS ContainerInfo with a Docker image as the DOCKER one the engine runs (module docstring);
+    any other ContainerInfo as it is. Raises SpecError for an image that is not a Docker one."""
+    image = (container.get("mesos") or {}).get("image") if container.get("type", "MESOS") == "MESOS" else None
+    if not image:
+        return container
+    if image.get("type", "DOCKER") != "DOCKER" or not (image.get("docker") or {}).get("name"):
+        raise SpecError("a MESOS container's image must be of type DOCKER with docker.name (APPC is not supported)")
+    named = [i for i in container.get("network_infos") or [] if isinstance(i, dict) and i.get("name")]
+    docker = {"image": image["docker"]["name"], "network": "USER" if named else "HOST",
+              "force_pull_image": image.get("cached") is False,
+              "parameters": [{"key": "workdir", "value": SANDBOX_MOUNT}]}
+    out = {k: v for k, v in container.items() if k not in ("type", "mesos", "docker")}
+    return {**out, "type": "DOCKER", "docker": docker}
 
 
 def user_network_name(container: dict[str, Any], network: str) -> str | None:

@@ -122,8 +122,9 @@ class Resources:
                 raise ResourceError(f"resource {name!r} is negative")
         return cls(scalars, ranges, sets)
 
-    def to_json(self, role: str = "*") -> list[dict[str, Any]]:
-        """A Mesos `Resource` list (scalars first, in a stable order)."""
+    def to_json(self, role: str = "*", allocation_role: str | None = None) -> list[dict[str, Any]]:
+        """A Mesos `Resource` list (scalars first, in a stable order). `allocation_role` adds the
+        `allocation_info` Mesos puts on resources offered to, or used by, a MULTI_ROLE framework."""
         out: list[dict[str, Any]] = []
         for k in sorted(self.scalars, key=_order):
             out.append({"name": k, "type": "SCALAR", "scalar": {"value": self.scalars[k]}, "role": role})
@@ -132,6 +133,9 @@ class Resources:
             out.append({"name": k, "type": "RANGES", "ranges": {"range": rng}, "role": role})
         for k in sorted(self.sets):
             out.append({"name": k, "type": "SET", "set": {"item": sorted(self.sets[k])}, "role": role})
+        if allocation_role is not None:
+            for item in out:
+                item["allocation_info"] = {"role": allocation_role}
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -143,6 +147,15 @@ class Resources:
         for k, v in self.sets.items():
             out[k] = "{" + ",".join(sorted(v)) + "}"
         return out
+
+    def quantities(self) -> dict[str, float]:
+        """How much of each resource, as /master/roles writes it: scalars, and ranges and sets by their size."""
+        out: dict[str, float] = dict(self.scalars)
+        for k, v in self.ranges.items():
+            out[k] = float(sum(e - b + 1 for b, e in v))
+        for k, v in self.sets.items():
+            out[k] = float(len(v))
+        return dict(sorted(out.items()))
 
     # ---- algebra ------------------------------------------------------
     def __add__(self, other: Resources) -> Resources:

@@ -19,10 +19,11 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from scylla_singa.common.transition_table import InstructionDispatch, emitted_types
-from scylla_singa.mesos.api.fields import value
+from scylla_singa.mesos.api.fields import VERSION, value
 from scylla_singa.mesos.api.protocol import make_status, update_event
 from scylla_singa.mesos.api.resources import ResourceError, Resources
 from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
+from .master_metrics import count_terminal
 from .master_records import AgentRec, Outbox, TaskRec
 from .registration_lifecycles import (AGENT_TABLE, ActivateAgent, AddAgent, AgentDisconnected, AgentLinkLifecycle,
                                       AgentRegisters, AgentReregisters, AgentReregisterTimeout, AgentUnreachable,
@@ -84,6 +85,8 @@ class AgentRegistry:
                 for agent_id in list(self.links.get(link, ())):
                     agent = self.agents.get(agent_id)
                     if agent is not None and agent.link is link:
+                        self.master.count("master/slave_removals/reason_unhealthy")
+                        self.master.count("master/slave_unreachable_completed")
                         self._agent_event(agent, AgentUnreachable(
                             f"Agent {agent.hostname} unreachable: no answer to pings for {silent:.0f}s"))
                 link.close()
@@ -99,11 +102,15 @@ class AgentRegistry:
             self._register(link, msg)
         elif kind == "STATUS":
             self._status(msg)
+        elif kind == "EXECUTOR_EXITED":
+            self._executor_exited(msg)
+        elif kind == "EXECUTOR_MESSAGE":
+            self._executor_message(msg)
         elif kind == "AGENT_HEALTH":
             agent = self.agents.get(msg.get("agent_id"))
             if agent is not None and agent.link is link:
                 agent.healthy, agent.health_message = bool(msg.get("healthy")), str(msg.get("message") or "")
-                self._apply_health(agent)
+                self.apply_health(agent)
 
     # ---- registration -------------------------------------------------
     def _register(self, link: Outbox, msg: dict[str, Any]) -> None:
@@ -125,21 +132,28 @@ class AgentRegistry:
                              info.get("ip") or info.get("hostname") or "127.0.0.1", total,
                              list(info.get("attributes") or []), AgentLinkLifecycle("NEW", f"agent {agent_id}"),
                              time.time())
+            agent.version = str(info.get("version") or VERSION)
             self.agents[agent_id] = agent
+        else:
+            agent.reregistered_time = time.time()
+        agent.pid = str(info.get("pid") or f"slave(1)@{agent.ip}:{agent.port}")
+        self.master.count("master/messages_reregister_slave" if info.get("agent_id") else
+                          "master/messages_register_slave")
         if agent.link is not None and agent.link is not link and agent.link in self.links:
             self.links[agent.link].discard(agent_id)
         agent.link = link
         self.links.setdefault(link, set()).add(agent_id)
         agent.healthy, agent.health_message = info.get("healthy", True) is not False, str(info.get("health") or "")
         self._agent_event(agent, (AgentReregisters if info.get("agent_id") else AgentRegisters)(info, ref))
-        self._apply_health(agent)
+        self.apply_health(agent)
         self.master.answer_parked(agent.id)
 
-    def _apply_health(self, agent: AgentRec) -> None:
-        """Offer a connected agent's resources only while it is healthy (Mesos: DEACTIVATE_AGENT)."""
+    def apply_health(self, agent: AgentRec) -> None:
+        """Offer a connected agent's resources only while it is healthy and not deactivated by the
+        operator (Mesos: DEACTIVATE_AGENT)."""
         if not agent.active:
             return
-        if agent.healthy:
+        if agent.healthy and not agent.operator_deactivated:
             self.master.allocator.activate_agent(agent.id)
             self.master.schedule_allocation()
         else:
@@ -161,6 +175,7 @@ class AgentRegistry:
     def _add_agent(self, _: AddAgent, agent: AgentRec) -> None:
         self.master.allocator.add_agent(agent.id, agent.total)
         self.master.count("master/slave_registrations")
+        self.master.operator_events.agent_added(agent)
 
     def _send_registered(self, ins: SendAgentRegistered, agent: AgentRec) -> None:
         agent.link.send({"type": "REGISTERED", "ref": ins.ref, "agent_id": agent.id,
@@ -168,6 +183,7 @@ class AgentRegistry:
         self.master.schedule_allocation()
 
     def _reconcile_agent_tasks(self, ins: ReconcileAgentTasks, agent: AgentRec) -> None:
+        self.master.count("master/slave_reregistrations")
         self._reconcile_agent(agent, ins.info.get("tasks") or [])
 
     def _activate_agent(self, _: ActivateAgent, agent: AgentRec) -> None:
@@ -244,6 +260,14 @@ class AgentRegistry:
         agent.tasks[(fw_id, task_id)] = task
         return task
 
+    def mark_gone(self, agent: AgentRec) -> None:
+        """MARK_AGENT_GONE: remove the agent (its tasks are lost) and make it kill them; its id never returns."""
+        link = agent.link
+        self._agent_event(agent, AgentUnreachable(f"Agent {agent.hostname} marked gone by the operator"))
+        if link is not None:
+            link.send({"type": "REREGISTER_REFUSED", "agent_id": agent.id,
+                       "message": "Agent marked gone by the operator"})
+
     def _remove_agent(self, ins: RemoveAgent, agent: AgentRec) -> None:
         """The agent did not come back (or is unreachable): its tasks are lost, frameworks get FAILURE."""
         message = ins.message
@@ -262,6 +286,7 @@ class AgentRegistry:
         self.agents.pop(agent.id, None)
         self.removed_agents.add(agent.id)
         self.master.count("master/slave_removals")
+        self.master.operator_events.agent_removed(agent.id)
         for fw in self.master.frameworks.values():
             if fw.stream:
                 fw.stream.send({"type": "FAILURE", "failure": {"agent_id": {"value": agent.id}}})
@@ -280,7 +305,9 @@ class AgentRegistry:
                 self._finish_task(task, status)
             else:
                 task.record(status)
+                self.master.operator_events.task_updated(task, status)
         self.master.count("master/messages_status_update")
+        self.master.count("master/valid_status_updates")
         if fw is None:
             agent = self.agents.get(agent_id)
             if agent is not None and agent.link and status.get("uuid"):
@@ -289,6 +316,34 @@ class AgentRegistry:
         elif fw.stream:
             fw.stream.send(update_event(status))
 
+    def _executor_exited(self, msg: dict[str, Any]) -> None:
+        """An executor ended on its agent: free what it held and tell its framework (FAILURE with the
+        executor's id and exit status), as Mesos does."""
+        fw, agent_id = self.master.frameworks.get(msg.get("framework_id")), msg.get("agent_id")
+        executor_id = str(msg.get("executor_id") or "")
+        if fw is None or agent_id not in self.agents:
+            return
+        executor = fw.executors.pop((agent_id, executor_id), None)
+        if executor is not None and not executor["resources"].is_empty():
+            self.master.allocator.recover(fw.id, agent_id, executor["resources"])
+            self.master.schedule_allocation()
+        if fw.stream:
+            fw.stream.send({"type": "FAILURE", "failure": {
+                "agent_id": {"value": agent_id}, "executor_id": {"value": executor_id},
+                "status": int(msg.get("status") or 0)}})
+
+    def _executor_message(self, msg: dict[str, Any]) -> None:
+        """An executor's MESSAGE: to its framework as a MESSAGE event."""
+        self.master.count("master/messages_executor_to_framework")
+        fw = self.master.frameworks.get(msg.get("framework_id"))
+        if fw is None or not fw.stream:
+            self.master.count("master/invalid_executor_to_framework_messages")
+            return
+        self.master.count("master/valid_executor_to_framework_messages")
+        fw.stream.send({"type": "MESSAGE", "message": {"agent_id": {"value": msg.get("agent_id")},
+                                                       "executor_id": {"value": msg.get("executor_id")},
+                                                       "data": msg.get("data") or ""}})
+
     def _finish_task(self, task: TaskRec, status: dict[str, Any], recover: bool = True) -> None:
         """A task reached a terminal state: free its resources, keep it among the completed."""
         task.record(status)
@@ -296,6 +351,8 @@ class AgentRegistry:
         agent = self.agents.get(task.agent_id)
         if fw is None or fw.tasks.get(task.task_id) is not task:
             return  # already finished (a retried update)
+        self.master.operator_events.task_updated(task, status)
+        count_terminal(self.master, fw, status)
         del fw.tasks[task.task_id]
         fw.completed.append(task)
         self.master.count(f"master/tasks_{task.state[5:].lower()}")

@@ -96,6 +96,14 @@ class Allocator(ABC):
     @abstractmethod
     def set_role_weight(self, role: str, weight: float) -> None: ...
 
+    def filter_count(self, framework_id: str, now: float) -> int:
+        """How many agents the framework filters now (for metrics; 0 when not kept)."""
+        return 0
+
+    def is_suppressed(self, framework_id: str) -> bool:
+        """Whether the framework suppressed its offers (for metrics; False when not kept)."""
+        return False
+
 
 @dataclass
 class _Agent:
@@ -325,6 +333,14 @@ class HierarchicalAllocator(Allocator):
         for agent in self._agents.values():
             out = out + agent.allocated.get(framework_id, Resources())
         return out
+
+    def filter_count(self, framework_id: str, now: float) -> int:
+        """How many agents the framework filters now (the allocator's offer_filters metric)."""
+        return sum(1 for flt in self._filters.values() if framework_id in flt and flt[framework_id][0] > now)
+
+    def is_suppressed(self, framework_id: str) -> bool:
+        fw = self._frameworks.get(framework_id)
+        return fw is not None and fw.suppressed
 
     def filtered(self, framework_id: str, agent_id: str, now: float) -> bool:
         f = self._filters.get(agent_id, {}).get(framework_id)

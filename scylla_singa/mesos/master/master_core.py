@@ -10,38 +10,41 @@ Mesos's status code and text.
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import itertools
 import time
 import uuid
+from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from scylla_singa.common.transition_table import InstructionDispatch, emitted_types
-from scylla_singa.mesos.api.container_info import SpecError, validate_container
-from scylla_singa.mesos.api.fields import VERSION, value
+from scylla_singa.mesos.api.fields import VERSION, ipv4_as_uint32, ipv4_of, value
 from scylla_singa.mesos.api.protocol import make_status, update_event
-from scylla_singa.mesos.api.resources import ResourceError, Resources
-from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
+from scylla_singa.mesos.api.resources import Resources
 from .agent_registry import AgentRegistry
 from .allocator import Grant, make_allocator
 from .master_store import MasterStore
 from .master_records import CallError, FrameworkRec, MasterConfig, OfferRec, Outbox, TaskRec
+from .launch_validation import LaunchInvalid, check_launch
+from .master_metrics import count_terminal
+from .operator_events import OperatorEvents
 from .registration_lifecycles import (FRAMEWORK_TABLE, ActivateFramework, CancelFailoverTimer, CloseFrameworkStream,
                                       DeactivateFramework, FailOverOldStream, FrameworkFailoverExpired,
                                       FrameworkLifecycle, FrameworkStreamClosed, FrameworkSubscribes,
                                       FrameworkTornDown, PersistFramework, RemoveFramework, RescindFrameworkOffers,
                                       SendSubscribed, StartFailoverTimer)
 
-CALLS_WITH_PAYLOAD = {"SUBSCRIBE", "ACCEPT", "DECLINE", "KILL", "SHUTDOWN", "ACKNOWLEDGE", "RECONCILE",
-                      "MESSAGE", "REQUEST", "ACCEPT_INVERSE_OFFERS", "DECLINE_INVERSE_OFFERS"}
-CALLS = CALLS_WITH_PAYLOAD | {"TEARDOWN", "REVIVE", "SUPPRESS", "RECONCILE_OPERATIONS",
-                              "ACKNOWLEDGE_OPERATION_STATUS", "UPDATE_FRAMEWORK"}
-# Calls this master accepts (202) and does nothing about: it has no custom executors to shut down,
-# no operations, inverse offers or framework updates. Listed, so that no other call can end up doing
-# nothing by mistake.
-CALLS_WITHOUT_EFFECT = frozenset({"SHUTDOWN", "RECONCILE_OPERATIONS", "ACKNOWLEDGE_OPERATION_STATUS",
-                                  "UPDATE_FRAMEWORK", "ACCEPT_INVERSE_OFFERS", "DECLINE_INVERSE_OFFERS"})
+# Every scheduler call type (scheduler.proto's Call.Type but UNKNOWN, which scheduler_http answers with
+# 501 itself); the payload each needs is checked earlier, in mesos/api/call_validation.py.
+CALLS = frozenset({"SUBSCRIBE", "TEARDOWN", "ACCEPT", "DECLINE", "ACCEPT_INVERSE_OFFERS", "DECLINE_INVERSE_OFFERS",
+                   "REVIVE", "KILL", "SHUTDOWN", "ACKNOWLEDGE", "ACKNOWLEDGE_OPERATION_STATUS", "RECONCILE",
+                   "RECONCILE_OPERATIONS", "MESSAGE", "REQUEST", "SUPPRESS", "UPDATE_FRAMEWORK"})
+# Calls this master accepts (202) and does nothing about: it has no operations but LAUNCH/LAUNCH_GROUP
+# (so no operation status to acknowledge), no inverse offers, and no framework updates. Listed, so
+# that no other call can end up doing nothing by mistake.
+CALLS_WITHOUT_EFFECT = frozenset({"ACKNOWLEDGE_OPERATION_STATUS", "UPDATE_FRAMEWORK", "ACCEPT_INVERSE_OFFERS",
+                                  "DECLINE_INVERSE_OFFERS"})
+
 DEFAULT_REFUSE_S = 5.0
 
 
@@ -57,11 +60,13 @@ class Master:
             self.allocator.set_role_weight(role, weight)
         self.frameworks: dict[str, FrameworkRec] = {}
         self.completed_frameworks: list[FrameworkRec] = []
+        self.removed_framework_ids: set[str] = set()   # torn down or timed out: never subscribed again
         self.offers: dict[str, OfferRec] = {}
         self.store = MasterStore(config.work_dir)
         self.counters: dict[str, float] = {}
         self.last_allocation_s = 0.0
         self.allocation_runs = 0
+        self.allocation_ms: deque[float] = deque(maxlen=1000)   # the recent rounds' durations (metrics)
         self.loop: asyncio.AbstractEventLoop | None = None
         self._ids = itertools.count(1)
         self._alloc_pending = False
@@ -74,6 +79,8 @@ class Master:
         self.recovery_deadline: float | None = None
         self.parked_reconciliations: dict[str, list[tuple[str, str]]] = {}  # agent id -> [(framework, task)]
         self.agent_registry = AgentRegistry(self)
+        self.operator_events = OperatorEvents(self)
+        self.elected_time: float | None = None
         self._framework_do = InstructionDispatch("the master's framework shell", {
             PersistFramework: self._persist_framework, SendSubscribed: self._send_subscribed,
             FailOverOldStream: self._fail_over_old_stream, ActivateFramework: self._activate_framework,
@@ -81,11 +88,14 @@ class Master:
             RescindFrameworkOffers: self._rescind_framework_offers, StartFailoverTimer: self._start_failover_timer,
             CloseFrameworkStream: self._close_framework_stream, RemoveFramework: self._remove_framework,
         }).require(emitted_types(FRAMEWORK_TABLE))
-        self._calls = {"TEARDOWN": self._call_teardown, "REVIVE": self._call_revive, "SUPPRESS": self._call_suppress,
-                       "DECLINE": self._call_decline, "ACCEPT": self._call_accept, "KILL": self._call_kill,
-                       "ACKNOWLEDGE": self._call_acknowledge, "RECONCILE": self._call_reconcile,
-                       "MESSAGE": self._call_message, "REQUEST": self._call_request,
-                       **{kind: self._call_without_effect for kind in CALLS_WITHOUT_EFFECT}}
+        # A handler returns None (the HTTP layer answers 202) or the call's Response (RECONCILE_OPERATIONS).
+        self._calls: dict[str, Callable[[FrameworkRec, dict], dict[str, Any] | None]] = {
+            "TEARDOWN": self._call_teardown, "REVIVE": self._call_revive, "SUPPRESS": self._call_suppress,
+            "DECLINE": self._call_decline, "ACCEPT": self._call_accept, "KILL": self._call_kill,
+            "ACKNOWLEDGE": self._call_acknowledge, "RECONCILE": self._call_reconcile,
+            "MESSAGE": self._call_message, "SHUTDOWN": self._call_shutdown, "REQUEST": self._call_request,
+            "RECONCILE_OPERATIONS": self._call_reconcile_operations,
+            **{kind: self._call_without_effect for kind in CALLS_WITHOUT_EFFECT}}
         if set(self._calls) != CALLS - {"SUBSCRIBE"}:
             raise RuntimeError(f"calls without a handler: {sorted(CALLS - {'SUBSCRIBE'} - set(self._calls))}; "
                                f"handlers of no call: {sorted(set(self._calls) - CALLS)}")
@@ -110,6 +120,7 @@ class Master:
             if fw.stream:
                 fw.stream.close()
         self.agent_registry.close_links()
+        self.operator_events.close()
         self.store.flush()
 
     def became_leader(self) -> None:
@@ -122,6 +133,7 @@ class Master:
         recovered from its registry, so frameworks that re-subscribe to a new
         leader before the agents do not take running tasks for lost.
         """
+        self.elected_time = time.time()
         self.recovery_deadline = self.now() + self.cfg.agent_reregister_timeout
         if self.loop is not None:
             self._periodic["end_recovery"] = self.loop.call_later(self.cfg.agent_reregister_timeout,
@@ -166,59 +178,43 @@ class Master:
         self.counters[key] = self.counters.get(key, 0) + n
 
     # ---- calls --------------------------------------------------------
-    def check_call(self, call: Any, stream_id: str | None) -> FrameworkRec | None:
-        """Validate a call as Mesos does; the framework it is for (None for SUBSCRIBE). Raises CallError."""
-        if not isinstance(call, dict) or not isinstance(call.get("type"), str):
-            raise CallError(400, "Failed to convert JSON into Call protobuf: Missing required fields: type")
-        kind = call["type"]
-        if kind not in CALLS:
-            raise CallError(400, f"Failed to convert JSON into Call protobuf: unknown call type '{kind}'")
-        if kind in CALLS_WITH_PAYLOAD and not isinstance(call.get(kind.lower()), dict):
-            raise CallError(400, f"Failed to validate scheduler::Call: Expecting '{kind.lower()}' to be present")
-        if kind == "SUBSCRIBE":
-            if stream_id is not None:
-                raise CallError(400, "Subscribe calls should not include the 'Mesos-Stream-Id' header")
-            return None
-        fw_id = value(call.get("framework_id"))
-        if not fw_id:
-            raise CallError(400, "Failed to validate scheduler::Call: Expecting 'framework_id' to be present")
-        if stream_id is None:
-            raise CallError(400, "All non-subscribe calls should include the 'Mesos-Stream-Id' header")
+    def check_call(self, call: dict[str, Any], stream_id: str | None,
+                   principal: str | None = None) -> FrameworkRec:
+        """The framework a non-SUBSCRIBE call is for, checked as Mesos does; raises CallError.
+
+        The call itself was validated already (mesos/api/call_validation.py);
+        these are the checks that need the master's state: 400 unknown
+        framework, 400 another principal, 403 not subscribed, 400 not its stream.
+        """
+        fw_id = value(call.get("framework_id")) or ""
         fw = self.frameworks.get(fw_id)
         if fw is None:
-            raise CallError(403, "Framework cannot be found")
+            raise CallError(400, "Framework cannot be found")
+        if principal is not None and fw.principal is not None and principal != fw.principal:
+            raise CallError(400, f"Authenticated principal '{principal}' does not match principal "
+                                 f"'{fw.principal}' set in `FrameworkInfo`")
         if not fw.connected:
             raise CallError(403, "Framework is not subscribed")
         if fw.stream_id != stream_id:
-            raise CallError(400, f"The stream ID '{stream_id}' included in this request didn't match the "
-                                 f"stream ID currently associated with framework ID '{fw_id}'")
+            raise CallError(400, f"The stream ID '{stream_id or ''}' included in this request didn't match the "
+                                 f"stream ID currently associated with framework ID {fw_id}")
         return fw
 
-    def handle_call(self, fw: FrameworkRec, call: dict[str, Any]) -> None:
-        """Apply a validated non-SUBSCRIBE call (see check_call). KeyError for a call check_call lets through
-        and no handler takes (a bug: every call in CALLS has one, checked at construction)."""
+    def handle_call(self, fw: FrameworkRec, call: dict[str, Any]) -> dict[str, Any] | None:
+        """Apply a checked non-SUBSCRIBE call (see check_call); a Response dict for the calls that have one.
+        KeyError for a call the validation lets through and no handler takes (a bug: every call in CALLS
+        has one, checked at construction)."""
         kind = call["type"]
-        self._calls[kind](fw, call.get(kind.lower()) or {})
+        return self._calls[kind](fw, call.get(kind.lower()) or {})
 
     def _call_without_effect(self, fw: FrameworkRec, body: dict) -> None:
         """A call this master accepts and has nothing to do for (CALLS_WITHOUT_EFFECT)."""
 
     # ---- SUBSCRIBE ----------------------------------------------------
     def check_subscribe(self, call: dict[str, Any], principal: str | None) -> dict[str, Any]:
-        """The FrameworkInfo of a SUBSCRIBE, validated; raises CallError(400/403)."""
-        info = call["subscribe"].get("framework_info")
-        if not isinstance(info, dict) or not info.get("name") or "user" not in info:
-            raise CallError(400, "Failed to validate scheduler::Call: Expecting 'framework_info' with 'user' and 'name'")
-        call_id, info_id = value(call.get("framework_id")), value(info.get("id"))
-        if call_id and info_id and call_id != info_id:
-            raise CallError(400, "Failed to validate scheduler::Call: 'framework_id' differs from "
-                                 "'subscribe.framework_info.id'")
-        if info.get("id") is not None and not info_id:
-            raise CallError(400, "Failed to validate scheduler::Call: 'framework_info.id' must have a value")
-        if principal is not None and info.get("principal") not in (None, principal):
-            raise CallError(403, f"Authenticated principal '{principal}' does not match principal "
-                                 f"'{info.get('principal')}' set in `FrameworkInfo`")
-        return info
+        """The FrameworkInfo of a validated SUBSCRIBE (call_validation checked its roles): the place for
+        the checks that need the master's state (issue 14's ACLs). Raises CallError."""
+        return call["subscribe"]["framework_info"]
 
     def subscribe(self, call: dict[str, Any], info: dict[str, Any], stream: Outbox, principal: str | None,
                   stream_id: str) -> str:
@@ -226,14 +222,21 @@ class Master:
         fw_id = value(call.get("framework_id")) or value(info.get("id")) or self.next_id("")
         info = {**info, "id": {"value": fw_id}}
         fw = self.frameworks.get(fw_id)
+        added = fw is None
         if fw is None:
             fw = FrameworkRec(fw_id, info, _role(info), FrameworkLifecycle("NEW", f"framework {fw_id}"), time.time())
             fw.completed = type(fw.completed)(maxlen=self.cfg.max_completed_tasks)
             self.frameworks[fw_id] = fw
             self.allocator.add_framework(fw_id, fw.role, active=False)
+        if not added and fw.lifecycle.state != "NEW" or added and call.get("framework_id"):
+            # a re-subscription, or one with an id this master does not know (Mesos takes it as a
+            # framework failing over from a former master)
+            fw.reregistered_time = time.time()
         old_stream, fw.info, fw.principal = fw.stream, info, principal
         fw.stream, fw.stream_id = stream, stream_id
+        fw.unregistered_time = 0.0
         self._framework_event(fw, FrameworkSubscribes(), old_stream)
+        (self.operator_events.framework_added if added else self.operator_events.framework_updated)(fw)
         return fw.id
 
     def _framework_event(self, fw: FrameworkRec, event: object, old_stream: Outbox | None = None) -> None:
@@ -269,6 +272,7 @@ class Master:
     def _deactivate_framework(self, _: DeactivateFramework, fw: FrameworkRec, old_stream: Outbox | None) -> None:
         self.allocator.deactivate_framework(fw.id)
         fw.stream, fw.stream_id = None, None
+        fw.unregistered_time = time.time()
 
     def _rescind_framework_offers(self, _: RescindFrameworkOffers, fw: FrameworkRec,
                                   old_stream: Outbox | None) -> None:
@@ -290,6 +294,7 @@ class Master:
         if fw is None or fw.stream is not stream or self.stopping:
             return
         self._framework_event(fw, FrameworkStreamClosed())
+        self.operator_events.framework_updated(fw)
 
     def failover_expired(self, fw_id: str) -> None:
         fw = self.frameworks.get(fw_id)
@@ -307,6 +312,7 @@ class Master:
         self.frameworks[fw_id] = fw
         self.allocator.add_framework(fw_id, fw.role, active=False)
         fw.failover_timer = self.loop.call_later(failover_timeout, self.failover_expired, fw_id)
+        self.operator_events.framework_added(fw)
         return fw
 
     def _remove_framework(self, _: RemoveFramework, fw: FrameworkRec, old_stream: Outbox | None = None) -> None:
@@ -318,11 +324,14 @@ class Master:
         self.agent_registry.shutdown_framework_on_agents(fw)
         self.allocator.remove_framework(fw.id)
         self.frameworks.pop(fw.id, None)
+        self.removed_framework_ids.add(fw.id)
+        fw.unregistered_time = fw.unregistered_time or time.time()
         self.completed_frameworks.append(fw)
         del self.completed_frameworks[:-50]
         self.store.remove(fw.id)
         self._persist_soon()
         self.schedule_allocation()
+        self.operator_events.framework_removed(fw)
 
     def _persist_soon(self) -> None:
         if not self._persist_pending and self.loop:
@@ -353,21 +362,23 @@ class Master:
 
     def _call_accept(self, fw: FrameworkRec, body: dict) -> None:
         offers, error = self._take_offers(fw, body.get("offer_ids") or [])
-        launches = [t for op in body.get("operations") or [] if isinstance(op, dict)
-                    for t in _launch_tasks(op)]
+        operations = [_launch_operation(op) for op in body.get("operations") or [] if isinstance(op, dict)]
+        operations = [op for op in operations if op is not None]
         if error:
             state = "TASK_DROPPED" if fw.has_capability("PARTITION_AWARE") else "TASK_LOST"
-            for t in launches:
-                self._master_update(fw, _task_id(t), state, "REASON_INVALID_OFFERS",
-                                    f"Task launched with invalid offers: {error}")
+            for tasks, _ in operations:
+                for t in tasks:
+                    self._master_update(fw, _task_id(t), state, "REASON_INVALID_OFFERS",
+                                        f"Task launched with invalid offers: {error}")
             for offer in offers:
                 self.allocator.recover(fw.id, offer.agent_id, offer.resources)
             self.schedule_allocation()
             return
         remaining = sum((o.resources for o in offers), Resources())
         agent_id = offers[0].agent_id if offers else None
-        for task in launches:
-            remaining = self._launch(fw, task, agent_id, remaining)
+        for tasks, group_executor in operations:
+            for batch in ([tasks] if group_executor is not None else [[t] for t in tasks]):
+                remaining = self._launch(fw, batch, group_executor, agent_id, remaining)
         if offers and not remaining.is_empty():
             refuse = _refuse_seconds(body.get("filters"))
             self.allocator.recover(fw.id, agent_id, remaining, refuse, self.now())
@@ -393,28 +404,45 @@ class Master:
             seen.add(offer_id)
         return taken, error
 
-    def _launch(self, fw: FrameworkRec, task: dict, agent_id: str, remaining: Resources) -> Resources:
-        """Validate one task against what is left of the offers; send it to its agent. Returns what is left."""
-        task_id = _task_id(task)
+    def _launch(self, fw: FrameworkRec, tasks: list[dict], group_executor: dict | None, agent_id: str,
+                remaining: Resources) -> Resources:
+        """Validate one LAUNCH (one task) or LAUNCH_GROUP (all or nothing) against what is left of the offers
+        (launch_validation.py); send it to its agent. Returns what is left."""
         try:
-            need = Resources.from_json(task.get("resources"))
-            _validate_task(fw, task, task_id, agent_id, need, remaining)
-        except (ResourceError, SpecError, ValueError) as exc:
-            self._master_update(fw, task_id or "", "TASK_ERROR", "REASON_TASK_INVALID", str(exc))
+            launch = check_launch(fw, tasks, group_executor, agent_id, remaining, fw.role)
+        except LaunchInvalid as exc:
+            reason = "REASON_TASK_GROUP_INVALID" if group_executor is not None else "REASON_TASK_INVALID"
+            for task in tasks:
+                self._master_update(fw, _task_id(task), "TASK_ERROR", reason, str(exc))
             return remaining
         agent = self.agent_registry.agents.get(agent_id)
         if agent is None or not agent.active:
             state = "TASK_DROPPED" if fw.has_capability("PARTITION_AWARE") else "TASK_LOST"
-            self._master_update(fw, task_id, state, "REASON_AGENT_REMOVED", "Agent is not connected")
+            for task in tasks:
+                self._master_update(fw, _task_id(task), state, "REASON_AGENT_REMOVED", "Agent is not connected")
             return remaining
-        rec = TaskRec(fw.id, task_id, agent_id, task, need)
-        rec.record(make_status(task_id, "TASK_STAGING", agent_id=agent_id, source="SOURCE_MASTER"))
-        fw.tasks[task_id] = rec
-        agent.tasks[(fw.id, task_id)] = rec
-        self.count("master/tasks_launched")
-        agent.link.send({"type": "RUN_TASK", "agent_id": agent_id, "framework_id": fw.id,
-                         "framework": _framework_brief(fw), "task": task})
-        return remaining - need
+        if launch.executor is not None:
+            executor_id = value(launch.executor.get("executor_id")) or ""
+            fw.executors[(agent_id, executor_id)] = {"info": {**launch.executor, "framework_id": {"value": fw.id}},
+                                                     "agent_id": agent_id, "resources": launch.executor_resources}
+        for task, need in launch.tasks:
+            task_id = _task_id(task)
+            executor = group_executor or task.get("executor") or {}
+            rec = TaskRec(fw.id, task_id, agent_id, task, need, role=fw.allocation_role or fw.role,
+                          executor_id=value(executor.get("executor_id")) or "")
+            # STAGING is the master's own state of the task, never a status update: Mesos's
+            # task.statuses start with the executor's first update (TASK_STARTING), and so do ours.
+            fw.tasks[task_id] = rec
+            agent.tasks[(fw.id, task_id)] = rec
+            self.count("master/tasks_launched")
+            self.operator_events.task_added(rec)
+        if group_executor is None:
+            agent.link.send({"type": "RUN_TASK", "agent_id": agent_id, "framework_id": fw.id,
+                             "framework": _framework_brief(fw), "task": tasks[0]})
+        else:
+            agent.link.send({"type": "RUN_TASK_GROUP", "agent_id": agent_id, "framework_id": fw.id,
+                             "framework": _framework_brief(fw), "executor": group_executor, "tasks": tasks})
+        return remaining - launch.total
 
     def _call_kill(self, fw: FrameworkRec, body: dict) -> None:
         task_id = value(body.get("task_id"))
@@ -427,15 +455,7 @@ class Master:
         self.agent_registry.send_kill(task)
 
     def _call_acknowledge(self, fw: FrameworkRec, body: dict) -> None:
-        agent_id, task_id, uid = value(body.get("agent_id")), value(body.get("task_id")), body.get("uuid")
-        if not agent_id or not task_id or not isinstance(uid, str):
-            raise CallError(400, "Failed to validate scheduler::Call: Expecting 'agent_id', 'task_id' and 'uuid'")
-        try:
-            if len(base64.b64decode(uid, validate=True)) != 16:
-                raise ValueError
-        except (binascii.Error, ValueError):
-            raise CallError(400, f"Failed to validate scheduler::Call: '{uid}' is not a valid UUID") from None
-        self.agent_registry.forward_ack(fw, agent_id, task_id, uid)
+        self.agent_registry.forward_ack(fw, value(body["agent_id"]), value(body["task_id"]), body["uuid"])
 
     def _call_reconcile(self, fw: FrameworkRec, body: dict) -> None:
         asked = [(value(t.get("task_id")), value(t.get("agent_id"))) for t in body.get("tasks") or []
@@ -471,17 +491,38 @@ class Master:
             fw.stream.send(update_event(status))
 
     def _call_message(self, fw: FrameworkRec, body: dict) -> None:
+        """MESSAGE: the data goes to the executor on its agent (dropped, and counted invalid, when the agent
+        is not connected; Mesos does not tell the framework either)."""
         self.count("master/messages_framework_to_executor")
+        agent = self.agent_registry.agents.get(value(body.get("agent_id")))
+        if agent is None or not agent.active or agent.link is None:
+            self.count("master/invalid_framework_to_executor_messages")
+            return
+        self.count("master/valid_framework_to_executor_messages")
+        agent.link.send({"type": "FRAMEWORK_MESSAGE", "agent_id": agent.id, "framework_id": fw.id,
+                         "executor_id": value(body.get("executor_id")), "data": body.get("data") or ""})
+
+    def _call_shutdown(self, fw: FrameworkRec, body: dict) -> None:
+        """SHUTDOWN of one of the framework's executors on an agent."""
+        agent = self.agent_registry.agents.get(value(body.get("agent_id")))
+        if agent is not None and agent.active and agent.link is not None:
+            agent.link.send({"type": "SHUTDOWN_EXECUTOR", "agent_id": agent.id, "framework_id": fw.id,
+                             "executor_id": value(body.get("executor_id"))})
 
     def _call_request(self, fw: FrameworkRec, body: dict) -> None:
         self.count("master/messages_resource_request")
 
+    def _call_reconcile_operations(self, fw: FrameworkRec, body: dict) -> dict[str, Any]:
+        """No offer operation but LAUNCH/LAUNCH_GROUP exists here, so there is no operation status to report."""
+        return {"type": "RECONCILE_OPERATIONS", "reconcile_operations": {"operation_statuses": []}}
+
     def _master_update(self, fw: FrameworkRec, task_id: str, state: str, reason: str, message: str) -> None:
         """A status the master makes itself (no uuid: frameworks do not acknowledge it)."""
         self.count(f"master/tasks_{state[5:].lower()}")
+        status = make_status(task_id, state, source="SOURCE_MASTER", reason=reason, message=message)
+        count_terminal(self, fw, status)
         if fw.stream:
-            fw.stream.send(update_event(make_status(task_id, state, source="SOURCE_MASTER",
-                                                    reason=reason, message=message)))
+            fw.stream.send(update_event(status))
 
     # ---- offers and allocation ------------------------------------------
     def schedule_allocation(self) -> None:
@@ -498,6 +539,7 @@ class Master:
         grants = self.allocator.allocate(self.now())
         self.last_allocation_s = time.perf_counter() - started
         self.allocation_runs += 1
+        self.allocation_ms.append(self.last_allocation_s * 1000.0)
         by_fw: dict[str, list[dict[str, Any]]] = {}
         for g in grants:
             by_fw.setdefault(g.framework_id, []).append(self._make_offer(g))
@@ -514,12 +556,20 @@ class Master:
         agent.offers.add(offer.id)
         if self.cfg.offer_timeout is not None:
             offer.timer = self.loop.call_later(self.cfg.offer_timeout, self.remove_offer, offer.id, True)
+        # A MULTI_ROLE framework learns from allocation_info which of its roles an offer is for
+        # (and must hand it back in ACCEPT); others get offers without it, as from Mesos.
+        role = self.frameworks[g.framework_id].allocation_role
         out = {"id": {"value": offer.id}, "framework_id": {"value": g.framework_id},
                "agent_id": {"value": g.agent_id}, "hostname": agent.hostname,
-               "resources": g.resources.to_json(), "attributes": agent.attributes}
+               "resources": g.resources.to_json(allocation_role=role)}
+        if agent.attributes:
+            out["attributes"] = agent.attributes
+        if role is not None:
+            out["allocation_info"] = {"role": role}
         url = agent.url()
         if url:
             out["url"] = url
+        offer.message = out
         return out
 
     def remove_offer(self, offer_id: str, rescind: bool = True, recover: bool = True,
@@ -546,11 +596,16 @@ class Master:
         for fw in self.frameworks.values():
             if fw.stream:
                 fw.stream.send({"type": "HEARTBEAT"})
+        self.operator_events.heartbeat()
 
     def master_info(self) -> dict[str, Any]:
+        """This master's MasterInfo as Mesos writes it: `ip` as a little-endian uint32, `pid`, and no
+        capabilities (AGENT_UPDATE, AGENT_DRAINING and QUOTA_V2 name calls this master does not serve;
+        QUOTA_V2 would also break mesos-go v0.0.11's JSON decoder, see README)."""
         host = self.cfg.advertise_host or self.cfg.host
-        return {"id": self.id, "ip": 0, "port": self.cfg.port, "hostname": host, "version": VERSION,
-                "address": {"hostname": host, "ip": host, "port": self.cfg.port}}
+        ip = ipv4_of(host)
+        return {"id": self.id, "ip": ipv4_as_uint32(ip), "port": self.cfg.port, "pid": f"master@{ip}:{self.cfg.port}",
+                "hostname": host, "version": VERSION, "address": {"hostname": host, "ip": host, "port": self.cfg.port}}
 
 
 def _role(info: dict[str, Any]) -> str:
@@ -567,13 +622,17 @@ def _refuse_seconds(filters: Any) -> float:
     return DEFAULT_REFUSE_S
 
 
-def _launch_tasks(op: dict[str, Any]) -> list[dict[str, Any]]:
+def _launch_operation(op: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any] | None] | None:
+    """(tasks, the group's executor or None) of a LAUNCH or LAUNCH_GROUP; None for other operations
+    (reservations and volumes do not exist here: README)."""
     if op.get("type") == "LAUNCH":
-        return [t for t in (op.get("launch") or {}).get("task_infos") or [] if isinstance(t, dict)]
+        tasks = [t for t in (op.get("launch") or {}).get("task_infos") or [] if isinstance(t, dict)]
+        return None if not tasks else (tasks, None)
     if op.get("type") == "LAUNCH_GROUP":
-        group = (op.get("launch_group") or {}).get("task_group") or {}
-        return [{**t, "_group": True} for t in group.get("tasks") or [] if isinstance(t, dict)]
-    return []
+        body = op.get("launch_group") or {}
+        group = body.get("task_group") or {}
+        return [t for t in group.get("tasks") or [] if isinstance(t, dict)], body.get("executor") or {}
+    return None
 
 
 def _task_id(task: dict[str, Any]) -> str:
@@ -592,26 +651,3 @@ def _framework_brief(fw: FrameworkRec) -> dict[str, Any]:
     return {k: fw.info[k] for k in ("name", "user", "role", "roles", "capabilities", "principal") if k in fw.info}
 
 
-def _validate_task(fw: FrameworkRec, task: dict, task_id: str | None, agent_id: str,
-                   need: Resources, remaining: Resources) -> None:
-    """Mesos's task validation; raises ValueError/SpecError/ResourceError with the TASK_ERROR message."""
-    if task.get("_group"):
-        raise ValueError("LAUNCH_GROUP (task groups) is not supported by this master; use LAUNCH")
-    if not task_id:
-        raise ValueError("Task has no task_id")
-    if not task.get("name"):
-        raise ValueError("Task has no name")
-    existing = fw.tasks.get(task_id)
-    if existing is not None and existing.state not in TERMINAL_TASK_STATES:
-        raise ValueError(f"Task has duplicate ID: {task_id}")
-    if value(task.get("agent_id")) not in (None, agent_id):
-        raise ValueError(f"Task uses agent {value(task.get('agent_id'))} but the offers are for agent {agent_id}")
-    if task.get("executor"):
-        raise ValueError("Custom executors are not supported by this master; give the task a CommandInfo")
-    if not isinstance(task.get("command"), dict):
-        raise ValueError("Task must have a CommandInfo ('command')")
-    if need.is_empty():
-        raise ValueError("Task uses no resources")
-    if not remaining.contains(need):
-        raise ValueError(f"Task uses more resources {need} than available {remaining}")
-    validate_container(task.get("container"), need)

@@ -13,68 +13,24 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import uuid
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
 
 from aiohttp import WSMsgType, web
 
-from scylla_singa.mesos.api.fields import VERSION
+from scylla_singa.mesos.api.fields import build_info
+from scylla_singa.mesos.api.http_answers import MAX_BODY, json_answer, mesos_not_found, redirect, text
 from scylla_singa.mesos.api.protocol import AGENT_WS_PATH, SCHEDULER_PATH
-from scylla_singa.mesos.api.recordio import encode_json
-from .credentials import authenticate
 from .election import LeaderElector, StandaloneElector
 from .master_core import Master
-from .operator_views import master_state_json, metrics_json
-from .master_records import CallError, MasterConfig
+from .master_records import MasterConfig
+from .master_metrics import metrics_json
+from .operator_api import OperatorEndpoint
+from .operator_views import (frameworks_json, master_flags, master_state_json, roles_json, slaves_json,
+                             state_summary_json, tasks_json)
+from scylla_singa.mesos.api.event_stream import QueuedOutbox
+from .scheduler_http import SchedulerEndpoint, leader_redirect
 
 log = logging.getLogger(__name__)
-JSON = "application/json"
-
-
-class QueuedOutbox:
-    """An Outbox over a queue: `send` never blocks, `close` queues the end; a subclass's `pump` writes."""
-
-    def __init__(self) -> None:
-        self.queue: asyncio.Queue[Any] = asyncio.Queue()
-        self.closed = False
-
-    def _frame(self, message: dict[str, Any]) -> Any:
-        """What goes into the queue for `message`."""
-        return message
-
-    def send(self, message: dict[str, Any]) -> None:
-        if not self.closed:
-            self.queue.put_nowait(self._frame(message))
-
-    def close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            self.queue.put_nowait(None)
-
-
-class EventStream(QueuedOutbox):
-    """A framework's event stream: `send` queues RecordIO frames, `pump` writes them. Never blocks."""
-
-    def __init__(self, resp: web.StreamResponse) -> None:
-        super().__init__()
-        self.resp = resp
-
-    def _frame(self, message: dict[str, Any]) -> bytes:
-        return encode_json(message)
-
-    async def pump(self) -> None:
-        while True:
-            data = await self.queue.get()
-            if data is None:
-                return
-            while not self.queue.empty():  # write what is queued in one chunk
-                more = self.queue.get_nowait()
-                if more is None:
-                    await self.resp.write(data)
-                    return
-                data += more
-            await self.resp.write(data)
 
 
 class AgentLink(QueuedOutbox):
@@ -103,13 +59,6 @@ class AgentLink(QueuedOutbox):
         await self.ws.close()
 
 
-def _accepts_json(accept: str | None) -> bool:
-    if not accept:
-        return True
-    return any(a.split(";")[0].strip() in (JSON, "*/*", "application/*", "application/recordio")
-               for a in accept.split(","))
-
-
 # What the composing layer adds to a master's app (the web UI, /metrics): routes made for the Master.
 RouteFactory = Callable[[Master], list[web.RouteDef]]
 
@@ -122,81 +71,36 @@ class MasterHTTP:
         self.extra_routes = tuple(extra_routes)
 
     def app(self) -> web.Application:
-        app = web.Application(client_max_size=16 * 1024 * 1024)
-        app.router.add_route("*", SCHEDULER_PATH, self.scheduler)
+        app = web.Application(client_max_size=MAX_BODY, middlewares=[mesos_not_found])
+        scheduler = SchedulerEndpoint(self.m)
+        operator = OperatorEndpoint(self.m)
+        for prefix in ("", "/master"):
+            app.router.add_route("*", prefix + SCHEDULER_PATH, scheduler.handle)
+            app.router.add_route("*", prefix + "/api/v1", operator.handle)
+            # Mesos's read-only endpoints; a standby redirects these to the leader (307), as Mesos does
+            for name, view in (("state", self.state), ("state.json", self.state),
+                               ("state-summary", self.state_summary), ("slaves", self.slaves),
+                               ("frameworks", self.frameworks), ("tasks", self.tasks), ("tasks.json", self.tasks),
+                               ("roles", self.roles), ("roles.json", self.roles)):
+                for path in (f"{prefix}/{name}", f"{prefix}/{name}/"):   # libprocess takes both (avmesos-cli)
+                    app.router.add_get(path, self._leading(view))
+            # ... and these every master serves itself
+            app.router.add_get(prefix + "/flags", self.flags)
+            app.router.add_get(prefix + "/health", self.health)
+            app.router.add_get(prefix + "/redirect", self.redirect)
         app.router.add_get(AGENT_WS_PATH, self.agent_ws)
         app.router.add_get("/version", self.version)
-        for path in ("/master/state", "/master/state.json", "/state", "/state.json"):
-            app.router.add_get(path, self.state)
         app.router.add_get("/metrics/snapshot", self.metrics)
-        app.router.add_get("/health", self.health)
-        app.router.add_get("/master/health", self.health)
-        app.router.add_get("/redirect", self.redirect)
-        app.router.add_get("/master/redirect", self.redirect)
         for make_routes in self.extra_routes:  # e.g. the web UI at / and Prometheus at /metrics (scylla_singa.ui)
             app.add_routes(make_routes(self.m))
         return app
 
-    # ---- scheduler API ------------------------------------------------
-    async def scheduler(self, request: web.Request) -> web.StreamResponse:
-        if self.m.leader_address == "":
-            return _text(503, "No leader elected")
-        if self.m.leader_address is not None:
-            raise web.HTTPTemporaryRedirect(f"//{self.m.leader_address}{SCHEDULER_PATH}")
-        if request.method != "POST":
-            return _text(405, f"Expecting 'POST', received '{request.method}'")
-        if self.m.stopping:
-            # pymesos aborts its driver on any non-2xx answer to a call: while this master shuts
-            # down, calls are accepted and dropped (ACKs are redone against the next master) and
-            # SUBSCRIBE gets 503, which pymesos retries.
-            return _text(503, "Master is shutting down") if b'"SUBSCRIBE"' in await request.read() \
-                else web.Response(status=202)
-        principal = None
-        if self.m.cfg.credentials is not None:
-            principal = authenticate(request.headers.get("Authorization"), self.m.cfg.credentials)
-            if principal is None:
-                return web.Response(status=401, text="Unauthorized",
-                                    headers={"WWW-Authenticate": 'Basic realm="mesos"'})
-        ctype = request.headers.get("Content-Type", "").split(";")[0].strip()
-        if not ctype:
-            return _text(415, "Expecting 'Content-Type' to be present")
-        if ctype != JSON:
-            return _text(415, f"Expecting 'Content-Type' of {JSON} (this master speaks JSON only), got '{ctype}'")
-        if not _accepts_json(request.headers.get("Accept")):
-            return _text(406, f"Expecting 'Accept' to allow '{JSON}'")
-        try:
-            call = json.loads(await request.read())
-        except (ValueError, UnicodeDecodeError) as exc:
-            return _text(400, f"Failed to parse body into JSON: {exc}")
-        stream_id = request.headers.get("Mesos-Stream-Id")
-        try:
-            fw = self.m.check_call(call, stream_id)
-            if fw is None:
-                return await self._subscribe(request, call, principal)
-            self.m.handle_call(fw, call)
-        except CallError as exc:
-            return _text(exc.status, exc.message)
-        return web.Response(status=202)
-
-    async def _subscribe(self, request: web.Request, call: dict[str, Any], principal: str | None
-                         ) -> web.StreamResponse:
-        info = self.m.check_subscribe(call, principal)
-        stream_id = str(uuid.uuid4())
-        resp = web.StreamResponse(status=200, headers={"Content-Type": JSON, "Mesos-Stream-Id": stream_id,
-                                                       "Cache-Control": "no-cache"})
-        resp.enable_chunked_encoding()
-        await resp.prepare(request)
-        stream = EventStream(resp)
-        fw_id = self.m.subscribe(call, info, stream, principal, stream_id)
-        try:
-            await stream.pump()
-            await resp.write_eof()
-        except (ConnectionError, asyncio.CancelledError, RuntimeError):
-            pass
-        finally:
-            stream.closed = True
-            self.m.stream_closed(fw_id, stream)
-        return resp
+    def _leading(self, view: Callable[[web.Request], Awaitable[web.Response]]
+                 ) -> Callable[[web.Request], Awaitable[web.Response]]:
+        """`view` on the leader; elsewhere the redirect (or 503) Mesos answers instead."""
+        async def handler(request: web.Request) -> web.Response:
+            return leader_redirect(self.m, request.path) or await view(request)
+        return handler
 
     # ---- agents -------------------------------------------------------
     async def agent_ws(self, request: web.Request) -> web.StreamResponse:
@@ -228,26 +132,48 @@ class MasterHTTP:
             self.m.agent_registry.link_closed(link)
         return ws
 
-    # ---- operator endpoints -------------------------------------------
+    # ---- read-only endpoints (shapes in operator_views.py) -------------------------
     async def version(self, request: web.Request) -> web.Response:
-        return web.json_response({"version": VERSION, "build_user": "scylla-singa", "git_sha": ""})
+        return json_answer(build_info())
 
     async def state(self, request: web.Request) -> web.Response:
-        return web.json_response(master_state_json(self.m))
+        return json_answer(master_state_json(self.m))
+
+    async def state_summary(self, request: web.Request) -> web.Response:
+        return json_answer(state_summary_json(self.m))
+
+    async def slaves(self, request: web.Request) -> web.Response:
+        return json_answer(slaves_json(self.m))
+
+    async def frameworks(self, request: web.Request) -> web.Response:
+        return json_answer(frameworks_json(self.m, request.query.get("framework_id")))
+
+    async def tasks(self, request: web.Request) -> web.Response:
+        """?limit=N (100; negative: all) &offset=N &order=asc|des &framework_id= &task_id=, as Mesos reads them."""
+        q = request.query
+        try:
+            limit, offset = int(q.get("limit", "100")), int(q.get("offset", "0"))
+        except ValueError:
+            return text(400, "Failed to parse query parameters 'limit' and 'offset': expecting integers")
+        return json_answer(tasks_json(self.m, None if limit < 0 else limit, max(0, offset),
+                                            q.get("order", "des") == "asc", q.get("framework_id"),
+                                            q.get("task_id")))
+
+    async def roles(self, request: web.Request) -> web.Response:
+        return json_answer(roles_json(self.m))
+
+    async def flags(self, request: web.Request) -> web.Response:
+        return json_answer({"flags": master_flags(self.m)})
 
     async def metrics(self, request: web.Request) -> web.Response:
-        return web.json_response(metrics_json(self.m))
+        return json_answer(metrics_json(self.m))
 
     async def health(self, request: web.Request) -> web.Response:
         return web.Response(status=200)
 
     async def redirect(self, request: web.Request) -> web.Response:
         leader = self.m.leader_address or f"{self.m.cfg.advertise_host or self.m.cfg.host}:{self.m.cfg.port}"
-        raise web.HTTPTemporaryRedirect(f"//{leader}")
-
-
-def _text(status: int, message: str) -> web.Response:
-    return web.Response(status=status, text=message)
+        return redirect(f"//{leader}")
 
 
 class MasterServer:

@@ -61,13 +61,15 @@ class TaskRec:
     resources: Resources
     state: str = "TASK_STAGING"
     status: dict[str, Any] | None = None
-    statuses: list[dict[str, Any]] = field(default_factory=list)
+    statuses: list[dict[str, Any]] = field(default_factory=list)   # the last MAX_STATUSES TaskStatus, whole
     kill_grace: float | None = None   # set once a KILL was asked
+    role: str = "*"                   # the role its resources are allocated to
+    executor_id: str = ""             # its executor's id; "" for a command task (as Mesos's /state writes)
 
     def record(self, status: dict[str, Any]) -> None:
         self.state = status["state"]
         self.status = status
-        self.statuses.append({k: status[k] for k in ("state", "timestamp", "container_status") if k in status})
+        self.statuses.append(status)
         del self.statuses[:-MAX_STATUSES]
 
 
@@ -78,6 +80,7 @@ class OfferRec:
     agent_id: str
     resources: Resources
     timer: Any = None
+    message: dict[str, Any] | None = None   # the Offer as it was sent (the v1 operator API lists it)
 
 
 @dataclass
@@ -94,10 +97,20 @@ class FrameworkRec:
     completed: deque = field(default_factory=lambda: deque(maxlen=1000))
     failover_timer: Any = None
     principal: str | None = None
+    reregistered_time: float | None = None   # its last re-subscription (None: never re-subscribed)
+    unregistered_time: float = 0.0           # when its stream last broke or it was removed (0: connected)
+    # custom executors it runs, by (agent id, executor id): {"info": ExecutorInfo, "agent_id": ...}
+    executors: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    counters: dict[str, float] = field(default_factory=dict)   # its metrics (calls/..., events/..., offers/...)
 
     @property
     def connected(self) -> bool:
         return self.lifecycle.state == "CONNECTED"
+
+    @property
+    def active(self) -> bool:
+        """Connected and offered resources (Mesos's `active`; this master deactivates only the disconnected)."""
+        return self.connected
 
     @property
     def failover_timeout(self) -> float:
@@ -105,6 +118,12 @@ class FrameworkRec:
 
     def has_capability(self, name: str) -> bool:
         return any(c.get("type") == name for c in self.info.get("capabilities") or [])
+
+    @property
+    def allocation_role(self) -> str | None:
+        """The role written in allocation_info of what this framework is offered and holds (MULTI_ROLE
+        frameworks only; Mesos leaves allocation_info out for the others' offers)."""
+        return self.role if self.has_capability("MULTI_ROLE") else None
 
 
 @dataclass
@@ -123,6 +142,10 @@ class AgentRec:
     timer: Any = None
     healthy: bool = True          # False: its containerizer does not work; it offers nothing
     health_message: str = ""
+    pid: str = ""                 # its libprocess-style pid, slave(N)@ip:port (unique per agent)
+    version: str = ""             # the Mesos API version it speaks
+    reregistered_time: float | None = None
+    operator_deactivated: bool = False   # DEACTIVATE_AGENT / DRAIN_AGENT: offers nothing until REACTIVATE_AGENT
 
     @property
     def active(self) -> bool:

@@ -8,6 +8,8 @@ framework ids re-subscribe with their failover timeouts intact.
 
 from __future__ import annotations
 
+import time
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +22,14 @@ class MasterStore:
     def __init__(self, work_dir: Path | None) -> None:
         self.path = work_dir / "master.json" if work_dir else None
         self.frameworks: dict[str, dict[str, Any]] = {}
+        # what the master's registrar/* metrics report: the time to read and to write the store
+        self.fetch_ms = 0.0
+        self.store_ms: deque[float] = deque(maxlen=1000)
         if self.path:
+            started = time.perf_counter()
             data = read_json(self.path, {}) or {}
             self.frameworks = dict(data.get("frameworks", {}))
+            self.fetch_ms = (time.perf_counter() - started) * 1000.0
 
     def put(self, framework_id: str, info: dict[str, Any], failover_timeout: float, registered: float) -> None:
         self.frameworks[framework_id] = {"info": info, "failover_timeout": failover_timeout,
@@ -34,4 +41,13 @@ class MasterStore:
     def flush(self) -> None:
         """Write the registry now (atomic); a no-op without a work dir."""
         if self.path:
+            started = time.perf_counter()
             write_json_atomic(self.path, {"frameworks": self.frameworks})
+            self.store_ms.append((time.perf_counter() - started) * 1000.0)
+
+    def size_bytes(self) -> int:
+        """The store's size on disk (0 without a work dir or before the first write)."""
+        try:
+            return self.path.stat().st_size if self.path else 0
+        except OSError:
+            return 0

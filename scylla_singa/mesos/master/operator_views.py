@@ -1,125 +1,303 @@
-"""Operator views of the master: `/master/state` (Mesos's shape) and `/metrics/snapshot`."""
+"""The master's read-only endpoints in Mesos's JSON shapes: /state, /state-summary, /slaves, /frameworks,
+/tasks, /roles, /flags (each also under /master/).
+
+Shapes are Mesos 1.12's, field for field (tests/mesos/test_endpoint_shapes.py
+compares them with the answers recorded from a real master): resources as
+flat `{"cpus": 4.0, "ports": "[31000-32000]"}` dicts, times as float
+seconds, task `labels` as an array of `{key, value}`, a framework's `role`
+or (MULTI_ROLE) `roles`. Where Mesos writes a field only when it is set
+(`principal`, `labels`, `reregistered_time`, a task's `discovery`,
+`container`, `user`), so do we. Nothing here changes the master.
+
+`extras=True` adds what the web UI shows beyond Mesos's shape: a task's last
+`reason` and `message`.
+"""
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
-from scylla_singa.mesos.api.fields import VERSION
+from scylla_singa.mesos.api import codec
+from scylla_singa.mesos.api.fields import build_info, mesos_duration
+from scylla_singa.mesos.api.proto import mesos_pb2
 from scylla_singa.mesos.api.resources import Resources, attributes_dict
-from scylla_singa.mesos.api.task_states import ACTIVE_TASK_STATES, ENDED_TASK_COUNTERS, TERMINAL_TASK_STATES
 
 if TYPE_CHECKING:
     from .master_core import Master
     from .master_records import AgentRec, FrameworkRec, TaskRec
 
+# The per-state counters /state-summary writes, in Mesos's order.
+SUMMARY_STATES = ("TASK_STAGING", "TASK_STARTING", "TASK_RUNNING", "TASK_KILLING", "TASK_FINISHED", "TASK_KILLED",
+                  "TASK_FAILED", "TASK_LOST", "TASK_ERROR", "TASK_UNREACHABLE")
+# What an agent of ours can do, in AgentInfo.Capability names (see docs/contracts.md).
+AGENT_CAPABILITIES = ("MULTI_ROLE", "HIERARCHICAL_ROLE")
 
-def task_json(t: TaskRec) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "id": t.task_id, "name": t.info.get("name", ""), "framework_id": t.framework_id,
-        "executor_id": "", "slave_id": t.agent_id, "agent_id": t.agent_id, "state": t.state,
-        "resources": t.resources.to_dict(), "statuses": list(t.statuses)}
-    for key in ("labels", "container", "discovery"):
-        if key in t.info:
-            out[key] = t.info[key]
-    if t.status and t.status.get("message"):
-        out["message"] = t.status["message"]
-    if t.status and t.status.get("reason"):
-        out["reason"] = t.status["reason"]
+
+def total(items) -> Resources:
+    out = Resources()
+    for r in items:
+        out = out + r
     return out
 
 
-def _sum(items) -> Resources:
-    total = Resources()
-    for r in items:
-        total = total + r
-    return total
+# ---- tasks -------------------------------------------------------------
 
+def container_json(container: dict[str, Any]) -> dict[str, Any]:
+    """A ContainerInfo as Mesos writes it: with the fields that have defaults (privileged, force_pull_image)."""
+    try:
+        return codec.to_dict(codec.message_from_dict(mesos_pb2.ContainerInfo, container), defaults=True)
+    except ValueError:
+        return container
+
+
+def status_json(status: dict[str, Any]) -> dict[str, Any]:
+    """One entry of a task's `statuses` in the v0 shape: state, timestamp and what Mesos adds when set."""
+    out = {"state": status["state"], "timestamp": status.get("timestamp", 0.0)}
+    for key in ("labels", "container_status", "healthy"):
+        if key in status:
+            out[key] = status[key]["labels"] if key == "labels" else status[key]
+    return out
+
+
+def task_json(m: Master, t: TaskRec, extras: bool = False) -> dict[str, Any]:
+    info = t.info
+    out: dict[str, Any] = {
+        "id": t.task_id, "name": info.get("name", ""), "framework_id": t.framework_id,
+        "executor_id": t.executor_id, "slave_id": t.agent_id, "state": t.state,
+        "resources": t.resources.to_dict(), "role": t.role, "statuses": [status_json(s) for s in t.statuses]}
+    if "labels" in info:
+        out["labels"] = list((info["labels"] or {}).get("labels") or [])
+    for key in ("discovery",):
+        if key in info:
+            out[key] = info[key]
+    if "container" in info:
+        out["container"] = container_json(info["container"])
+    user = (info.get("command") or {}).get("user")
+    if user:
+        out["user"] = user
+    if extras and t.status:
+        for key in ("reason", "message"):
+            if t.status.get(key):
+                out[key] = t.status[key]
+    return out
+
+
+# ---- agents ------------------------------------------------------------
 
 def agent_json(m: Master, a: AgentRec) -> dict[str, Any]:
-    used = _sum(t.resources for t in a.tasks.values())
-    offered = _sum(m.offers[o].resources for o in a.offers if o in m.offers)
-    return {"id": a.id, "hostname": a.hostname, "port": a.port, "pid": f"slave(1)@{a.ip}:{a.port}",
-            "attributes": attributes_dict(a.attributes), "resources": a.total.to_dict(),
-            "used_resources": used.to_dict(), "offered_resources": offered.to_dict(),
-            "unreserved_resources": a.total.to_dict(), "reserved_resources": {},
-            "active": a.active, "deactivated": not a.healthy, "registered_time": a.registered_time,
-            "version": VERSION,
-            "capabilities": []}
-
-
-def framework_json(m: Master, f: FrameworkRec) -> dict[str, Any]:
-    used = _sum(t.resources for t in f.tasks.values())
-    offers = [m.offers[o] for o in f.offers if o in m.offers]
-    return {
-        "id": f.id, "name": f.info.get("name", ""), "user": f.info.get("user", ""), "role": f.role,
-        "hostname": f.info.get("hostname", ""), "principal": f.principal or f.info.get("principal"),
-        "webui_url": f.info.get("webui_url", ""), "capabilities": [c.get("type") for c in
-                                                                    f.info.get("capabilities") or []],
-        "active": f.connected, "connected": f.connected, "recovered": f.lifecycle.state == "RECOVERED",
-        "failover_timeout": f.failover_timeout, "registered_time": f.registered_time,
-        "resources": (used + _sum(o.resources for o in offers)).to_dict(), "used_resources": used.to_dict(),
-        "offered_resources": _sum(o.resources for o in offers).to_dict(),
-        "tasks": [task_json(t) for t in f.tasks.values()],
-        "completed_tasks": [task_json(t) for t in f.completed],
-        "offers": [{"id": o.id, "framework_id": o.framework_id, "slave_id": o.agent_id,
-                    "resources": o.resources.to_dict()} for o in offers],
-        "executors": []}
-
-
-def master_state_json(m: Master) -> dict[str, Any]:
-    """Mesos's /master/state: slaves, frameworks (with tasks, offers, completed tasks), leader."""
-    host = m.cfg.advertise_host or m.cfg.host
-    leader = m.leader_address or f"{host}:{m.cfg.port}"
-    return {
-        "version": VERSION, "id": m.id, "pid": f"master@{host}:{m.cfg.port}", "hostname": host,
-        "start_time": m.start_time, "elected_time": m.start_time if m.leader_address is None else None,
-        "leader": f"master@{leader}", "leader_info": m.master_info() if m.leader_address is None else None,
-        "activated_slaves": sum(1 for a in m.agent_registry.agents.values() if a.active),
-        "deactivated_slaves": sum(1 for a in m.agent_registry.agents.values() if not a.active),
-        "slaves": [agent_json(m, a) for a in m.agent_registry.agents.values()],
-        "frameworks": [framework_json(m, f) for f in m.frameworks.values()],
-        "completed_frameworks": [framework_json(m, f) for f in m.completed_frameworks],
-        "orphan_tasks": [], "unregistered_frameworks": [],
-        "flags": {"allocator": m.cfg.allocator, "allocation_interval": f"{m.cfg.allocation_interval}secs",
-                  "offer_timeout": str(m.cfg.offer_timeout), "work_dir": str(m.cfg.work_dir or "")},
-    }
-
-
-def metrics_json(m: Master) -> dict[str, float]:
-    """Flat `/metrics/snapshot` keys as Mesos names them (master/..., allocator/mesos/...)."""
-    out: dict[str, float] = {}
-    total = _sum(a.total for a in m.agent_registry.agents.values() if a.active)
-    used = _sum(t.resources for a in m.agent_registry.agents.values() for t in a.tasks.values())
-    offered = _sum(o.resources for o in m.offers.values())
-    for name in ("cpus", "mem", "disk", "gpus"):
-        t, u = total.scalar(name), used.scalar(name)
-        out[f"master/{name}_total"] = t
-        out[f"master/{name}_used"] = u
-        out[f"master/{name}_offered"] = offered.scalar(name)
-        out[f"master/{name}_percent"] = u / t if t else 0.0
-    states: dict[str, int] = {s: 0 for s in ACTIVE_TASK_STATES}
-    for f in m.frameworks.values():
-        for t in f.tasks.values():
-            if t.state not in TERMINAL_TASK_STATES:
-                states[t.state] = states.get(t.state, 0) + 1
-    for s, n in states.items():
-        out[f"master/tasks_{s[5:].lower()}"] = float(n)
-    for s in ENDED_TASK_COUNTERS:
-        out[f"master/tasks_{s}"] = float(m.counters.get(f"master/tasks_{s}", 0))
-    fws = list(m.frameworks.values())
-    out["master/frameworks_active"] = float(sum(1 for f in fws if f.connected))
-    out["master/frameworks_connected"] = out["master/frameworks_active"]
-    out["master/frameworks_disconnected"] = float(sum(1 for f in fws if not f.connected))
-    out["master/frameworks_inactive"] = out["master/frameworks_disconnected"]
-    out["master/slaves_active"] = float(sum(1 for a in m.agent_registry.agents.values() if a.active))
-    out["master/slaves_connected"] = out["master/slaves_active"]
-    out["master/slaves_disconnected"] = float(sum(1 for a in m.agent_registry.agents.values() if not a.active))
-    out["master/outstanding_offers"] = float(len(m.offers))
-    out["master/elected"] = 1.0 if m.leader_address is None else 0.0
-    out["master/uptime_secs"] = time.time() - m.start_time
-    out["allocator/mesos/allocation_runs"] = float(m.allocation_runs)
-    out["allocator/mesos/allocation_run_ms"] = m.last_allocation_s * 1000.0
-    for key, n in m.counters.items():
-        out.setdefault(key, float(n))
+    """An agent in /state and /slaves."""
+    used = total(t.resources for t in a.tasks.values())
+    offered = total(m.offers[o].resources for o in a.offers if o in m.offers)
+    out = {"id": a.id, "hostname": a.hostname, "port": a.port, "attributes": attributes_dict(a.attributes),
+           "pid": a.pid, "registered_time": a.registered_time}
+    if a.reregistered_time is not None:
+        out["reregistered_time"] = a.reregistered_time
+    out.update({"resources": a.total.to_dict(), "used_resources": used.to_dict(),
+                "offered_resources": offered.to_dict(), "reserved_resources": {},
+                "unreserved_resources": a.total.to_dict(), "active": a.active,
+                "deactivated": not a.healthy or a.operator_deactivated,
+                "version": a.version, "capabilities": list(AGENT_CAPABILITIES)})
     return out
+
+
+def agent_full_json(m: Master, a: AgentRec) -> dict[str, Any]:
+    """An agent in /slaves: the /state form plus the `*_full` Resource lists."""
+    out = agent_json(m, a)
+    used = total(t.resources for t in a.tasks.values())
+    offered = total(m.offers[o].resources for o in a.offers if o in m.offers)
+    out.update({"reserved_resources_full": {}, "unreserved_resources_full": a.total.to_json(),
+                "used_resources_full": used.to_json(allocation_role="*"),
+                "offered_resources_full": offered.to_json(allocation_role="*")})
+    return out
+
+
+# ---- frameworks ----------------------------------------------------------
+
+def offer_json(m: Master, offer_id: str) -> dict[str, Any]:
+    o = m.offers[offer_id]
+    fw = m.frameworks.get(o.framework_id)
+    return {"id": o.id, "framework_id": o.framework_id, "allocation_info": {"role": fw.role if fw else "*"},
+            "slave_id": o.agent_id, "resources": o.resources.to_dict()}
+
+
+def framework_json(m: Master, f: FrameworkRec, extras: bool = False) -> dict[str, Any]:
+    """A framework in /state and /frameworks."""
+    used = total(t.resources for t in f.tasks.values())
+    offers = [o for o in f.offers if o in m.offers]
+    offered = total(m.offers[o].resources for o in offers)
+    info = f.info
+    out: dict[str, Any] = {
+        "id": f.id, "name": info.get("name", ""), "used_resources": used.to_dict(),
+        "offered_resources": offered.to_dict(), "capabilities": [c.get("type") for c in info.get("capabilities") or []],
+        "hostname": info.get("hostname", ""), "webui_url": info.get("webui_url", ""), "active": f.active,
+        "connected": f.connected, "recovered": f.lifecycle.state == "RECOVERED", "user": info.get("user", "")}
+    if f.principal or info.get("principal"):
+        out["principal"] = f.principal or info["principal"]
+    out.update({"failover_timeout": f.failover_timeout, "checkpoint": bool(info.get("checkpoint", False)),
+                "registered_time": f.registered_time, "unregistered_time": f.unregistered_time,
+                "resources": (used + offered).to_dict()})
+    if f.reregistered_time is not None:
+        out["reregistered_time"] = f.reregistered_time
+    if f.has_capability("MULTI_ROLE"):
+        out["roles"] = list(info.get("roles") or [])
+    else:
+        out["role"] = f.role
+    if "labels" in info:
+        out["labels"] = list((info["labels"] or {}).get("labels") or [])
+    out.update({"tasks": [task_json(m, t, extras) for t in f.tasks.values()], "unreachable_tasks": [],
+                "completed_tasks": [task_json(m, t, extras) for t in f.completed],
+                "offers": [offer_json(m, o) for o in offers],
+                "executors": [executor_json(f, e) for e in f.executors.values()], "offer_constraints": {}})
+    return out
+
+
+def executor_json(f: FrameworkRec, executor: dict[str, Any]) -> dict[str, Any]:
+    """A custom executor the framework runs, as /state lists it (`slave_id` beside its ExecutorInfo)."""
+    info = executor["info"]
+    out = {"executor_id": (info.get("executor_id") or {}).get("value", ""), "name": info.get("name", ""),
+           "framework_id": f.id, "command": info.get("command") or {},
+           "resources": Resources.from_json(info.get("resources")).to_dict(), "slave_id": executor["agent_id"]}
+    if info.get("type"):
+        out["type"] = info["type"]
+    return out
+
+
+# ---- whole answers ------------------------------------------------------
+
+def build_fields() -> dict[str, Any]:
+    """/state's first fields, in Mesos's order: the version, then the build."""
+    info = build_info()
+    return {k: info[k] for k in ("version", "git_sha", "git_branch", "git_tag", "build_date", "build_time",
+                                 "build_user")}
+
+
+def leader_json(m: Master) -> tuple[str, dict[str, Any] | None]:
+    """(`leader` pid, `leader_info`) as this master knows them (no info about another leader)."""
+    info = m.master_info()
+    if m.leader_address is None:
+        return info["pid"], {k: info[k] for k in ("id", "pid", "port", "hostname")}
+    return (f"master@{m.leader_address}" if m.leader_address else ""), None
+
+
+def master_state_json(m: Master, extras: bool = False) -> dict[str, Any]:
+    """Mesos's /master/state."""
+    info = m.master_info()
+    agents = list(m.agent_registry.agents.values())
+    leader, leader_info = leader_json(m)
+    out: dict[str, Any] = build_fields()
+    out["start_time"] = m.start_time
+    if m.elected_time is not None:
+        out["elected_time"] = m.elected_time
+    out.update({"id": m.id, "pid": info["pid"], "hostname": info["hostname"], "capabilities": [],
+                "activated_slaves": float(sum(1 for a in agents if a.active)),
+                "deactivated_slaves": float(sum(1 for a in agents if not a.active)),
+                "unreachable_slaves": 0.0})
+    if leader:
+        out["leader"] = leader
+    if leader_info is not None:
+        out["leader_info"] = leader_info
+    out.update({"flags": master_flags(m), "slaves": [agent_json(m, a) for a in agents], "recovered_slaves": [],
+                "frameworks": [framework_json(m, f, extras) for f in m.frameworks.values()],
+                "completed_frameworks": [framework_json(m, f, extras) for f in m.completed_frameworks],
+                "orphan_tasks": [], "unregistered_frameworks": []})
+    return out
+
+
+def slaves_json(m: Master) -> dict[str, Any]:
+    """Mesos's /master/slaves."""
+    return {"slaves": [agent_full_json(m, a) for a in m.agent_registry.agents.values()], "recovered_slaves": []}
+
+
+def frameworks_json(m: Master, framework_id: str | None = None) -> dict[str, Any]:
+    """Mesos's /master/frameworks (optionally `?framework_id=`)."""
+    def chosen(frameworks) -> list[dict[str, Any]]:
+        return [framework_json(m, f) for f in frameworks if framework_id in (None, f.id)]
+    return {"frameworks": chosen(m.frameworks.values()), "completed_frameworks": chosen(m.completed_frameworks),
+            "unregistered_frameworks": []}
+
+
+def tasks_json(m: Master, limit: int | None = 100, offset: int = 0, ascending: bool = False,
+               framework_id: str | None = None, task_id: str | None = None) -> dict[str, Any]:
+    """Mesos's /master/tasks: active then completed tasks of every framework, ordered by their first
+    status's time (newest first unless `ascending`), then `offset` and `limit` (None: all)."""
+    tasks = [t for f in list(m.frameworks.values()) + m.completed_frameworks
+             if framework_id in (None, f.id) for t in list(f.tasks.values()) + list(f.completed)
+             if task_id in (None, t.task_id)]
+    tasks.sort(key=lambda t: (t.statuses[0].get("timestamp", 0.0) if t.statuses else 0.0, t.task_id),
+               reverse=not ascending)
+    chosen = tasks[offset:] if limit is None else tasks[offset:offset + limit]
+    return {"tasks": [task_json(m, t) for t in chosen]}
+
+
+def _counts(tasks) -> dict[str, int]:
+    out = dict.fromkeys(SUMMARY_STATES, 0)
+    for t in tasks:
+        if t.state in out:
+            out[t.state] += 1
+    return out
+
+
+def state_summary_json(m: Master) -> dict[str, Any]:
+    """Mesos's /master/state-summary: agents and frameworks with task counts per state, and who runs where."""
+    frameworks = list(m.frameworks.values())
+    every = [(f, t) for f in frameworks for t in list(f.tasks.values()) + list(f.completed)]
+    slaves = []
+    for a in m.agent_registry.agents.values():
+        mine = [(f, t) for f, t in every if t.agent_id == a.id]
+        slaves.append({**agent_json(m, a), **_counts(t for _, t in mine),
+                       "framework_ids": sorted({f.id for f, _ in mine})})
+    summaries = []
+    for f in frameworks:
+        full = framework_json(m, f)
+        keep = ("id", "name", "used_resources", "offered_resources", "capabilities", "hostname", "webui_url",
+                "active", "connected", "recovered")
+        tasks = [t for g, t in every if g is f]
+        summaries.append({**{k: full[k] for k in keep}, **_counts(tasks),
+                          "slave_ids": sorted({t.agent_id for t in tasks})})
+    return {"hostname": m.master_info()["hostname"], "slaves": slaves, "frameworks": summaries}
+
+
+def roles_json(m: Master) -> dict[str, Any]:
+    """Mesos's /master/roles: every role with a framework or a weight; quantities, not Resource lists."""
+    weights = dict(m.cfg.role_weights)
+    names = sorted({f.role for f in m.frameworks.values()} | set(weights))
+    out = []
+    for name in names:
+        fws = [f for f in m.frameworks.values() if f.role == name]
+        allocated = total(t.resources for f in fws for t in f.tasks.values())
+        offered = total(m.offers[o].resources for f in fws for o in f.offers if o in m.offers)
+        out.append({"name": name, "weight": float(weights.get(name, 1.0)),
+                    "quota": {"role": name, "guarantee": {}, "limit": {}, "consumed": allocated.quantities()},
+                    "resources": (allocated + offered).quantities(), "allocated": allocated.quantities(),
+                    "offered": offered.quantities(), "reserved": {}, "frameworks": [f.id for f in fws]})
+    return {"roles": out}
+
+
+def master_flags(m: Master) -> dict[str, str]:
+    """The master's flags under Mesos's names where one means the same, else ours; all as strings."""
+    cfg = m.cfg
+    host = cfg.advertise_host or cfg.host
+    flags = {
+        "agent_ping_timeout": mesos_duration(cfg.agent_ping_interval),
+        "agent_reregister_timeout": mesos_duration(cfg.agent_reregister_timeout),
+        "allocation_interval": mesos_duration(cfg.allocation_interval),
+        "allocator": cfg.allocator,
+        "authenticate_frameworks": str(cfg.credentials is not None).lower(),
+        "authenticate_http_frameworks": str(cfg.credentials is not None).lower(),
+        "framework_sorter": cfg.allocator, "role_sorter": cfg.allocator,
+        "hostname": host, "ip": cfg.host, "port": str(cfg.port),
+        "max_agent_ping_timeouts": str(cfg.agent_ping_misses),
+        "max_completed_frameworks": "50",
+        "max_completed_tasks_per_framework": str(cfg.max_completed_tasks),
+        "min_allocatable_resources": "cpus:0.01|mem:32",
+        "work_dir": str(cfg.work_dir or ""),
+        # ours (no Mesos flag has their meaning)
+        "default_kill_grace_period": mesos_duration(cfg.default_kill_grace),
+        "heartbeat_interval": mesos_duration(cfg.heartbeat_interval),
+        "recovered_framework_timeout": mesos_duration(cfg.recovered_framework_timeout),
+    }
+    if cfg.offer_timeout is not None:
+        flags["offer_timeout"] = mesos_duration(cfg.offer_timeout)
+    if cfg.role_weights:
+        flags["weights"] = ",".join(f"{r}={w:g}" for r, w in sorted(cfg.role_weights.items()))
+    return dict(sorted(flags.items()))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,8 +12,10 @@ import pytest
 import requests
 
 from scylla_singa.common.waiting import wait_until
+from scylla_singa.mesos.api.container_info import SANDBOX_MOUNT
 from scylla_singa.mesos.embedded import EmbeddedMesos
 from scylla_singa.swarm.overlays import create_job_network, remove_job_network
+from tests.support import v1_executor
 from tests.support.mesos_framework import TestFramework, task_info
 
 TINY = "scylla-tiny:latest"
@@ -84,6 +87,60 @@ def test_a_non_root_task_cannot_touch_its_root_owned_sandbox_as_under_apache_mes
     assert read["data"] == f"uid=65534 pwd=/ sb=/mnt/mesos/sandbox task={tid} fw={fw.id}\n"
     assert (sandbox / "stderr").read_text() == "warn\n"
     fw.sched.wait(lambda: not _containers(docker_client, tid), what="the container to be removed")
+
+
+def test_a_mesos_container_with_a_docker_image_runs_on_the_engine(mesos, fw, docker_client) -> None:
+    """ContainerInfo MESOS with a Docker image (how mesoshttp's and avmesos's samples ask for one): the image's
+    filesystem, the host's network, the sandbox mounted, as the Mesos containerizer would run it."""
+    offer = fw.take_offer(cpus=1, mem=256)
+    task = task_info(offer["agent_id"], command='echo "$(pwd) $MESOS_SANDBOX $(hostname)"')
+    task["container"] = {"type": "MESOS", "mesos": {"image": {"type": "DOCKER", "docker": {"name": TINY}}}}
+    fw.launch(offer, [task])
+    tid = task["task_id"]["value"]
+    status = fw.wait_state(tid, ("TASK_FINISHED", "TASK_FAILED", "TASK_ERROR"), timeout=60)
+    assert status["state"] == "TASK_FINISHED", status.get("message")
+    # in the container, started in the sandbox at its mount point (as the Mesos containerizer starts it), on
+    # the host's network (the host's name); like every sandbox it is root's, 0750 (its stdout is the agent's)
+    assert (_sandbox(mesos, tid) / "stdout").read_text() == f"{SANDBOX_MOUNT} {SANDBOX_MOUNT} {socket.gethostname()}\n"
+    fw.sched.wait(lambda: not _containers(docker_client, tid), what="the container to be removed")
+
+
+def test_a_custom_executor_in_a_docker_container_runs_and_shuts_down(mesos, fw, docker_client) -> None:
+    """An ExecutorInfo with a DOCKER container: the executor runs in it on the host's network (so it reaches the
+    agent's /api/v1/executor), gets its task, and ends on SHUTDOWN; its container is removed."""
+    offer = fw.take_offer(cpus=1, mem=256)
+    executor_id = f"in-docker-{uuid.uuid4().hex[:6]}"
+    executor = {"type": "CUSTOM", "executor_id": {"value": executor_id},
+                "command": {"value": "python3 v1_executor.py", "uris": [{"value": v1_executor.__file__}],
+                            "environment": {"variables": [{"name": "EXECUTOR_OUTPUT_DIR", "value": "/tmp"}]}},
+                # The sandbox is root's and 0750, as Apache Mesos makes it: the executor (the image's non-root
+                # user) reads its fetched script as a member of group 0, the arbitrary-uid convention.
+                "container": {"type": "DOCKER", "docker": {"image": "singa-py:latest", "network": "BRIDGE",
+                                                           "parameters": [{"key": "user", "value": "1000:0"}]}},
+                "resources": [{"name": "cpus", "type": "SCALAR", "scalar": {"value": 0.1}},
+                              {"name": "mem", "type": "SCALAR", "scalar": {"value": 64}}]}
+    task = task_info(offer["agent_id"])
+    del task["command"]
+    task["executor"] = executor
+    fw.launch(offer, [task])
+    tid = task["task_id"]["value"]
+    running = fw.wait_state(tid, ("TASK_RUNNING", "TASK_FAILED", "TASK_ERROR"), timeout=60)
+    if running["state"] != "TASK_RUNNING":
+        sandbox = _sandbox(mesos, executor_id)
+        pytest.fail(f"{running.get('message')}; the executor's stderr: {(sandbox / 'stderr').read_text()[-2000:]}; "
+                    f"sandbox: {sorted((p.name, oct(p.stat().st_mode)) for p in sandbox.iterdir())}")
+    assert running["source"] == "SOURCE_EXECUTOR", running
+    [container] = _containers(docker_client, f"executor:{executor_id}")
+    assert container.attrs["HostConfig"]["NetworkMode"] == "host"   # moved to the host's network
+    fw.driver.killTask(task["task_id"])
+    fw.wait_state(tid, "TASK_KILLED", timeout=30)
+    shutdown = requests.post(f"http://{mesos.master_address}/api/v1/scheduler", timeout=10,
+                             headers={"Mesos-Stream-Id": fw.driver.stream_id},
+                             json={"type": "SHUTDOWN", "framework_id": {"value": fw.id}, "shutdown": {
+                                 "executor_id": {"value": executor_id}, "agent_id": offer["agent_id"]}})
+    assert shutdown.status_code == 202, shutdown.text
+    fw.sched.wait(lambda: not _containers(docker_client, f"executor:{executor_id}"), timeout=30,
+                  what="the executor's container to end and be removed")
 
 
 def test_nonzero_exit_fails_the_task(fw) -> None:

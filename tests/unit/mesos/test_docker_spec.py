@@ -111,3 +111,24 @@ def test_agent_side_volume_confinement(tmp_path, host_path, message) -> None:
     task = _task({"volumes": [{"container_path": "/x", "host_path": host_path, "mode": "RW"}]})
     with pytest.raises(SpecError, match=message):
         _spec(task, tmp_path / "sb", [tmp_path / "jobs"])
+
+
+def _mesos_task(image: dict, **container) -> dict:
+    task = _task()
+    task["container"] = {"type": "MESOS", "mesos": {"image": image}, **container}
+    return task
+
+
+def test_a_mesos_container_with_a_docker_image_runs_as_the_mesos_containerizer_would(tmp_path) -> None:
+    s = _spec(_mesos_task({"type": "DOCKER", "docker": {"name": "debian:bookworm-slim"}}), tmp_path)
+    assert (s.image, s.network, s.user_network, s.force_pull) == ("debian:bookworm-slim", "host", False, False)
+    assert s.volumes == {str(tmp_path): {"bind": SANDBOX_MOUNT, "mode": "rw"}} and s.working_dir == SANDBOX_MOUNT
+    named = _spec(_mesos_task({"type": "DOCKER", "docker": {"name": "img"}, "cached": False},
+                              network_infos=[{"name": "job-net"}]), tmp_path)
+    assert (named.network, named.user_network, named.force_pull) == ("job-net", True, True)
+
+
+def test_a_mesos_container_with_an_appc_image_is_refused() -> None:
+    task = _mesos_task({"type": "APPC", "appc": {"name": "coreos.com/etcd"}})
+    with pytest.raises(SpecError, match="APPC is not supported"):
+        validate_container(task["container"], Resources.parse("cpus:0.5;mem:16"))

@@ -10,7 +10,8 @@ import pytest
 from scylla_singa.common.transition_table import TransitionTable, UnknownInstruction
 from scylla_singa.mesos.agent.task_events import (CancelLaunch, CleanUpTask, SendTaskStatus, StopTask,
                                                   TaskContainerUp, TaskExited, TaskInvalid, TaskKillRequested,
-                                                  TaskLaunchFailed, TaskLost, TaskStarting, TaskStopped)
+                                                  TaskLaunchFailed, TaskLost, TaskReported, TaskStarting,
+                                                  TaskStopped)
 from scylla_singa.mesos.agent.task_lifecycle import TASK_TABLE, TaskLifecycle
 from scylla_singa.mesos.master import master_core, registration_lifecycles as rl
 from scylla_singa.mesos.master.master_core import Master
@@ -84,6 +85,52 @@ def test_the_running_update_carries_the_container_status() -> None:
     status = {"network_infos": [{"ip_addresses": [{"ip_address": "10.0.0.9"}]}]}
     _, out = _drive([TaskStarting(), TaskContainerUp(status)])
     assert out[-1].container_status == status
+
+
+def _executor_status(state: str) -> dict:
+    """A TaskStatus as a custom executor sends it in UPDATE (its own uuid and source)."""
+    return {"task_id": {"value": "t"}, "state": state, "uuid": "AAAAAAAAAAAAAAAAAAAAAA==",
+            "source": "SOURCE_EXECUTOR", "message": "from the executor"}
+
+
+@pytest.mark.parametrize("state,reported,instructions", [
+    ("TASK_STAGING", "TASK_RUNNING", [SendTaskStatus]),
+    ("TASK_STAGING", "TASK_FAILED", [SendTaskStatus, CleanUpTask]),
+    ("TASK_STARTING", "TASK_STARTING", [SendTaskStatus]),
+    ("TASK_STARTING", "TASK_RUNNING", [SendTaskStatus]),
+    ("TASK_STARTING", "TASK_ERROR", [SendTaskStatus, CleanUpTask]),
+    ("TASK_RUNNING", "TASK_RUNNING", [SendTaskStatus]),
+    ("TASK_RUNNING", "TASK_FINISHED", [SendTaskStatus, CleanUpTask]),
+    ("TASK_RUNNING", "TASK_FAILED", [SendTaskStatus, CleanUpTask]),
+    ("TASK_RUNNING", "TASK_KILLING", [SendTaskStatus]),
+    ("TASK_KILLING", "TASK_KILLING", [SendTaskStatus]),
+    ("TASK_KILLING", "TASK_KILLED", [SendTaskStatus, CleanUpTask]),
+    ("TASK_KILLING", "TASK_FINISHED", [SendTaskStatus, CleanUpTask]),
+], ids=["staging-running", "staging-failed", "starting-starting", "starting-running", "starting-error",
+        "running-running", "running-finished", "running-failed", "running-killing", "killing-killing",
+        "killing-killed", "killing-finished"])
+def test_an_executor_s_report_is_the_task_s_state_sent_on_as_it_is(state, reported, instructions) -> None:
+    task = TaskLifecycle("t", state)
+    status = _executor_status(reported)
+    out = task.handle(TaskReported(status))
+    assert task.state == reported
+    assert [type(i) for i in out] == instructions
+    assert out[0] == SendTaskStatus(reported, reported=status)   # its own uuid, source and message
+
+
+@pytest.mark.parametrize("state", ["TASK_FINISHED", "TASK_FAILED", "TASK_KILLED", "TASK_LOST"])
+def test_an_executor_s_report_after_the_end_changes_nothing(state) -> None:
+    task = TaskLifecycle("t", state)
+    assert task.handle(TaskReported(_executor_status("TASK_RUNNING"))) == [] and task.state == state
+
+
+def test_a_kill_after_an_executor_s_running_report_goes_through_killing() -> None:
+    _, out = _drive([TaskStarting(), TaskReported(_executor_status("TASK_RUNNING")), TaskKillRequested(2),
+                     TaskReported(_executor_status("TASK_KILLED"))])
+    assert [(type(i).__name__, getattr(i, "state", None)) for i in out] == [
+        ("SendTaskStatus", "TASK_STARTING"), ("SendTaskStatus", "TASK_RUNNING"),
+        ("SendTaskStatus", "TASK_KILLING"), ("StopTask", None),
+        ("SendTaskStatus", "TASK_KILLED"), ("CleanUpTask", None)]
 
 
 @pytest.mark.parametrize("state,event", missing_pairs(TASK_TABLE))
@@ -195,6 +242,9 @@ def test_a_row_for_an_undeclared_state_fails_when_the_table_is_built() -> None:
 def test_every_scheduler_call_has_a_handler_and_the_ones_without_effect_are_listed(master) -> None:
     assert set(master._calls) == master_core.CALLS - {"SUBSCRIBE"}
     assert {k for k, h in master._calls.items() if h == master._call_without_effect} == master_core.CALLS_WITHOUT_EFFECT
+    # the custom executors' calls and the one call with a Response have handlers of their own
+    assert (master._calls["SHUTDOWN"], master._calls["MESSAGE"]) == (master._call_shutdown, master._call_message)
+    assert master._calls["RECONCILE_OPERATIONS"] == master._call_reconcile_operations
 
 
 def test_a_call_kind_without_a_handler_fails_when_the_master_is_built(monkeypatch) -> None:

@@ -1,0 +1,91 @@
+"""Outgoing queues of the v1 APIs: a subscriber's RecordIO event stream (scheduler, operator, executor
+APIs), and the base of the master's agent links.
+
+`send` never blocks and never fails (the master's single loop calls it for
+every event); what is queued is written by the connection's own `pump`
+task, many messages per write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from aiohttp import web
+
+from scylla_singa.mesos.api import recordio
+from scylla_singa.mesos.api.codec import SCHEDULER, Api, MediaType, encode_event
+
+log = logging.getLogger(__name__)
+
+
+class QueuedOutbox:
+    """An Outbox over a queue: `send` never blocks, `close` queues the end; a subclass's `pump` writes."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.closed = False
+
+    def _frame(self, message: dict[str, Any]) -> Any:
+        """What goes into the queue for `message`."""
+        return message
+
+    def send(self, message: dict[str, Any]) -> None:
+        if not self.closed:
+            self.queue.put_nowait(self._frame(message))
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.queue.put_nowait(None)
+
+
+class EventStream(QueuedOutbox):
+    """A subscriber's event stream (scheduler or operator API): RecordIO frames in the subscribed format.
+
+    `send` encodes at once (the event dicts may change later) and never
+    blocks; `pump` writes what is queued in one chunk per wake-up. An event
+    that cannot be encoded (a master bug) is logged and left out rather than
+    ending the stream.
+    """
+
+    def __init__(self, resp: web.StreamResponse, api: Api = SCHEDULER,
+                 media_type: MediaType = MediaType.JSON, as_mesos: bool = False) -> None:
+        super().__init__()
+        self.resp = resp
+        self.api = api
+        self.media_type = media_type
+        self.as_mesos = as_mesos   # JSON with Mesos's defaults (the operator API); costlier
+        # what was sent, for the subscriber's metrics: events/<type>, offers/sent, offers/rescinded
+        self.counts: dict[str, float] = {}
+
+    def _count(self, message: dict[str, Any]) -> None:
+        kind = str(message.get("type", "")).lower()
+        counts = self.counts
+        counts[f"events/{kind}"] = counts.get(f"events/{kind}", 0) + 1
+        if kind == "offers":
+            counts["offers/sent"] = counts.get("offers/sent", 0) + len(message["offers"].get("offers") or ())
+        elif kind == "rescind":
+            counts["offers/rescinded"] = counts.get("offers/rescinded", 0) + 1
+
+    def _frame(self, message: dict[str, Any]) -> bytes:
+        self._count(message)
+        try:
+            return recordio.encode(encode_event(self.api, message, self.media_type, as_mesos=self.as_mesos))
+        except (ValueError, TypeError) as exc:
+            log.error("cannot encode %s event %s: %s", self.api.name, message.get("type"), exc)
+            return b""
+
+    async def pump(self) -> None:
+        while True:
+            data = await self.queue.get()
+            if data is None:
+                return
+            while not self.queue.empty():  # write what is queued in one chunk
+                more = self.queue.get_nowait()
+                if more is None:
+                    await self.resp.write(data)
+                    return
+                data += more
+            await self.resp.write(data)

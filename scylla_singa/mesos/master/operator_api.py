@@ -1,0 +1,205 @@
+"""`POST /api/v1` (and `/master/api/v1`): the master's v1 operator API in JSON or protobuf.
+
+Each call type is one entry of `OperatorEndpoint.handlers`, a function from
+the call's payload to the Response payload (operator_v1.py shapes it); a
+call this master does not serve is answered 501 with the reason, never
+ignored. SUBSCRIBE streams the events of operator_events.py in the format
+Accept chose.
+
+Answers in Mesos's order: 307 to `//LEADER/master/api/v1` from a standby
+(503 while no leader is known), 405 with `Allow: POST`, 400/415 for the body,
+400 "Failed to validate master::Call: ..." (call_validation), 406 when Accept
+allows neither format (checked on every operator call, as Mesos does), then
+the call's own answer. JSON is written as Mesos's writer does (defaults
+included, codec.encode_as_mesos).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import web
+
+from scylla_singa.mesos.api.call_validation import validate_master_operator_call
+from scylla_singa.mesos.api.codec import MASTER_OPERATOR, CodecError, MediaType, encode_response, response_media_type
+from scylla_singa.mesos.api.fields import value
+from scylla_singa.mesos.api.http_answers import CallRefused, accepted, method_not_allowed, read_call, text
+from . import operator_v1
+from scylla_singa.mesos.api.event_stream import EventStream
+from .master_core import Master
+from .master_metrics import metrics_json
+from .scheduler_http import leader_redirect
+
+log = logging.getLogger(__name__)
+JsonDict = dict[str, Any]
+
+# Calls Mesos documents that this master refuses (501), with the reason the answer gives.
+UNSUPPORTED = {
+    "RESERVE_RESOURCES": "no reservations: every resource is offered unreserved",
+    "UNRESERVE_RESOURCES": "no reservations: every resource is offered unreserved",
+    "CREATE_VOLUMES": "no persistent volumes (no reservations to hold them)",
+    "DESTROY_VOLUMES": "no persistent volumes (no reservations to hold them)",
+    "GROW_VOLUME": "no persistent volumes (no reservations to hold them)",
+    "SHRINK_VOLUME": "no persistent volumes (no reservations to hold them)",
+    "UPDATE_QUOTA": "no quota: roles share by weight only (UPDATE_WEIGHTS)",
+    "SET_QUOTA": "no quota: roles share by weight only (UPDATE_WEIGHTS)",
+    "REMOVE_QUOTA": "no quota: roles share by weight only (UPDATE_WEIGHTS)",
+    "UPDATE_MAINTENANCE_SCHEDULE": "no maintenance schedules (use DRAIN_AGENT or DEACTIVATE_AGENT)",
+    "START_MAINTENANCE": "no maintenance schedules (use DRAIN_AGENT or DEACTIVATE_AGENT)",
+    "STOP_MAINTENANCE": "no maintenance schedules (use REACTIVATE_AGENT)",
+}
+
+
+class OperatorError(Exception):
+    """A call refused by its handler: HTTP status and Mesos's text."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class OperatorEndpoint:
+    """The master's operator API (see the module docstring)."""
+
+    def __init__(self, master: Master) -> None:
+        self.m = master
+        self.handlers: dict[str, Callable[[JsonDict], JsonDict | None]] = {
+            "GET_HEALTH": lambda _: {"healthy": True},
+            "GET_FLAGS": lambda _: operator_v1.get_flags(self.m),
+            "GET_VERSION": lambda _: operator_v1.get_version(),
+            "GET_METRICS": lambda _: operator_v1.metric_list(metrics_json(self.m)),
+            "GET_LOGGING_LEVEL": lambda _: {"level": logging_level()},
+            "SET_LOGGING_LEVEL": self._set_logging_level,
+            "LIST_FILES": self._no_files, "READ_FILE": self._no_files,
+            "GET_STATE": lambda _: operator_v1.get_state(self.m),
+            "GET_AGENTS": lambda _: operator_v1.get_agents(self.m),
+            "GET_FRAMEWORKS": lambda _: operator_v1.get_frameworks(self.m),
+            "GET_EXECUTORS": lambda _: operator_v1.get_executors(self.m),
+            "GET_OPERATIONS": lambda _: {"operations": []},
+            "GET_TASKS": lambda _: operator_v1.get_tasks(self.m),
+            "GET_ROLES": lambda _: operator_v1.get_roles(self.m),
+            "GET_WEIGHTS": lambda _: {"weight_infos": [{"role": r, "weight": w}
+                                                       for r, w in sorted(self.m.cfg.role_weights.items())]},
+            "UPDATE_WEIGHTS": self._update_weights,
+            "GET_MASTER": lambda _: operator_v1.get_master(self.m),
+            "GET_MAINTENANCE_STATUS": lambda _: {"status": {}},
+            "GET_MAINTENANCE_SCHEDULE": lambda _: {"schedule": {}},
+            "GET_QUOTA": lambda _: {"status": {}},
+            "DRAIN_AGENT": self._drain_agent,
+            "DEACTIVATE_AGENT": lambda body: self._agent_active(body, False),
+            "REACTIVATE_AGENT": lambda body: self._agent_active(body, True),
+            "TEARDOWN": self._teardown,
+            "MARK_AGENT_GONE": self._mark_agent_gone,
+        }
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        not_leading = leader_redirect(self.m, "/api/v1")
+        if not_leading is not None:
+            return not_leading
+        if request.method != "POST":
+            return method_not_allowed(request.method)
+        try:
+            call, _ = await read_call(request, MASTER_OPERATOR, validate_master_operator_call)
+        except CallRefused as refused:
+            return refused.response
+        try:
+            media_type = response_media_type(request.headers.get("Accept"))
+        except CodecError as exc:
+            return text(exc.status, exc.message)
+        kind = call["type"]
+        if kind == "SUBSCRIBE":
+            return await self._subscribe(request, media_type)
+        if kind in UNSUPPORTED:
+            return text(501, f"{kind} is not supported by this master: {UNSUPPORTED[kind]}")
+        handler = self.handlers.get(kind)
+        if handler is None:
+            return text(501, f"{kind} is not supported by this master")
+        try:
+            payload = handler(call.get(kind.lower()) or {})
+        except OperatorError as exc:
+            return text(exc.status, exc.message)
+        if payload is None:
+            return accepted()
+        body = encode_response(MASTER_OPERATOR, {"type": kind, kind.lower(): payload}, media_type, as_mesos=True)
+        return web.Response(status=200, body=body, content_type=media_type)
+
+    async def _subscribe(self, request: web.Request, media_type: MediaType) -> web.StreamResponse:
+        resp = web.StreamResponse(status=200, headers={"Content-Type": media_type, "Cache-Control": "no-cache"})
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
+        stream = EventStream(resp, MASTER_OPERATOR, media_type, as_mesos=True)
+        self.m.operator_events.subscribe(stream)
+        try:
+            await stream.pump()
+            await resp.write_eof()
+        except (ConnectionError, asyncio.CancelledError, RuntimeError):
+            pass
+        finally:
+            stream.closed = True
+            self.m.operator_events.unsubscribe(stream)
+        return resp
+
+    # ---- calls that change something ---------------------------------------------
+    def _set_logging_level(self, body: JsonDict) -> None:
+        set_logging_level(int(body.get("level", 0)), float(body["duration"]["nanoseconds"]) / 1e9, self.m.loop)
+
+    def _no_files(self, body: JsonDict) -> None:
+        raise OperatorError(404, f"No file or directory found at path '{body.get('path', '')}'")
+
+    def _update_weights(self, body: JsonDict) -> None:
+        for info in body.get("weight_infos") or ():
+            if float(info["weight"]) <= 0:
+                raise OperatorError(400, f"Invalid weight '{info['weight']}': weights must be positive")
+        for info in body.get("weight_infos") or ():
+            role = info.get("role") or "*"
+            self.m.cfg.role_weights[role] = float(info["weight"])
+            self.m.allocator.set_role_weight(role, float(info["weight"]))
+        self.m.schedule_allocation()
+
+    def _agent(self, body: JsonDict) -> Any:
+        agent_id = value(body.get("agent_id")) or ""
+        agent = self.m.agent_registry.agents.get(agent_id)
+        if agent is None:
+            raise OperatorError(400, f"Unknown agent {agent_id}")
+        return agent
+
+    def _agent_active(self, body: JsonDict, active: bool) -> None:
+        """DEACTIVATE_AGENT / REACTIVATE_AGENT: stop or resume offering the agent's resources."""
+        agent = self._agent(body)
+        agent.operator_deactivated = not active
+        self.m.agent_registry.apply_health(agent)
+
+    def _drain_agent(self, body: JsonDict) -> None:
+        """DRAIN_AGENT: no new offers for the agent, and its tasks are killed."""
+        agent = self._agent(body)
+        self._agent_active(body, False)
+        for task in list(agent.tasks.values()):
+            task.kill_grace = self.m.cfg.default_kill_grace
+            self.m.agent_registry.send_kill(task)
+
+    def _mark_agent_gone(self, body: JsonDict) -> None:
+        self.m.agent_registry.mark_gone(self._agent(body))
+
+    def _teardown(self, body: JsonDict) -> None:
+        fw = self.m.frameworks.get(value(body.get("framework_id")) or "")
+        if fw is None:
+            raise OperatorError(400, f"Unknown framework {value(body.get('framework_id'))}")
+        self.m.handle_call(fw, {"type": "TEARDOWN"})
+
+
+def logging_level() -> int:
+    """The verbosity GET_LOGGING_LEVEL reports: 0 at INFO and above, 1 at DEBUG (glog's VLOG levels)."""
+    return 1 if logging.getLogger("scylla_singa").getEffectiveLevel() <= logging.DEBUG else 0
+
+
+def set_logging_level(level: int, duration_s: float, loop: asyncio.AbstractEventLoop | None) -> None:
+    """SET_LOGGING_LEVEL: verbosity >= 1 logs DEBUG for `duration_s`, then the former level comes back."""
+    logger = logging.getLogger("scylla_singa")
+    former = logger.level
+    logger.setLevel(logging.DEBUG if level >= 1 else logging.INFO)
+    if loop is not None:
+        loop.call_later(max(0.0, duration_s), logger.setLevel, former)

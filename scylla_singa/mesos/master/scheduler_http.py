@@ -1,0 +1,164 @@
+"""`POST /api/v1/scheduler` (and `/master/api/v1/scheduler`): the v1 scheduler API in JSON or protobuf.
+
+The handler only translates: the body is decoded and validated by
+mesos/api (codec, call_validation) into the dict form the Master handles,
+and events go out in the format the framework subscribed with (chosen by
+Accept on SUBSCRIBE, exactly as Mesos chooses: JSON when acceptable, else
+protobuf, else 406). Accept is checked on SUBSCRIBE only; other calls
+answer 202 with no body, whatever they accept (Mesos does the same).
+
+Answers, in Mesos's order (tests/fixtures/apache_mesos/errors/): 503 with no
+leader, 307 to `//LEADER/master/api/v1/scheduler` from a standby, 405 with
+`Allow: POST`, 401 without credentials when the master has some, 400/415
+for the body, 400 "Failed to validate scheduler::Call: ..." for a call Mesos
+refuses, then the framework checks of `Master.check_call` (400 unknown
+framework or stream, 403 not subscribed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+from aiohttp import web
+
+from scylla_singa.mesos.api.call_validation import validate_scheduler_call
+from scylla_singa.mesos.api.codec import SCHEDULER, CodecError, encode_response, response_media_type
+from scylla_singa.mesos.api.fields import value
+from scylla_singa.mesos.api.http_answers import (CallRefused, accepted, method_not_allowed, read_call, redirect,
+                                                 text)
+from .credentials import authenticate
+from scylla_singa.mesos.api.event_stream import EventStream
+from .master_core import Master
+from .master_records import CallError, FrameworkRec
+
+
+def leader_redirect(master: Master, path: str) -> web.Response | None:
+    """What a master that does not lead answers instead of serving `path`: 503 or 307 (None: it leads)."""
+    if master.leader_address is None:
+        return None
+    if master.leader_address == "":
+        return text(503, "No leader elected")
+    return redirect(f"//{master.leader_address}/master{path.removeprefix('/master')}")
+
+
+class SchedulerEndpoint:
+    """The scheduler API of one Master (see the module docstring)."""
+
+    def __init__(self, master: Master) -> None:
+        self.m = master
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        not_leading = leader_redirect(self.m, request.path)
+        if not_leading is not None:
+            return not_leading
+        if request.method != "POST":
+            return method_not_allowed(request.method)
+        principal = None
+        if self.m.cfg.credentials is not None:
+            principal = authenticate(request.headers.get("Authorization"), self.m.cfg.credentials)
+            if principal is None:
+                return web.Response(status=401, text="Unauthorized",
+                                    headers={"WWW-Authenticate": 'Basic realm="mesos"'})
+        try:
+            call, _ = await read_call(request, SCHEDULER, lambda c: validate_scheduler_call(c, principal))
+        except CallRefused as refused:
+            return refused.response
+        if self.m.stopping:
+            # pymesos aborts its driver on any non-2xx answer to a call: while this master shuts
+            # down, calls are accepted and dropped (ACKs are redone against the next master) and
+            # SUBSCRIBE gets 503, which pymesos retries.
+            return text(503, "Master is shutting down") if call["type"] == "SUBSCRIBE" else accepted()
+        if call["type"] == "UNKNOWN":
+            return text(501, "Received 'UNKNOWN' call")
+        try:
+            if call["type"] == "SUBSCRIBE":
+                return await self._subscribe(request, call, principal)
+            fw = self.m.check_call(call, request.headers.get("Mesos-Stream-Id"), principal)
+            count_call(self.m, fw, call)
+            answer = self.m.handle_call(fw, call)
+        except CallError as exc:
+            return text(exc.status, exc.message)
+        if answer is not None:  # a call with a Response (RECONCILE_OPERATIONS)
+            return _response(request, answer)
+        return accepted()
+
+    async def _subscribe(self, request: web.Request, call: dict[str, Any], principal: str | None
+                         ) -> web.StreamResponse:
+        try:
+            media_type = response_media_type(request.headers.get("Accept"))
+        except CodecError as exc:
+            return text(exc.status, exc.message)
+        if "Mesos-Stream-Id" in request.headers:
+            return text(400, "Subscribe calls should not include the 'Mesos-Stream-Id' header")
+        info = self.m.check_subscribe(call, principal)
+        stream_id = str(uuid.uuid4())
+        resp = web.StreamResponse(status=200, headers={"Content-Type": media_type, "Mesos-Stream-Id": stream_id,
+                                                       "Cache-Control": "no-cache"})
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
+        stream = EventStream(resp, SCHEDULER, media_type)
+        if value(info.get("id")) in self.m.removed_framework_ids:
+            # Mesos answers a removed framework's id on the stream: one ERROR, then the end
+            stream.send({"type": "ERROR", "error": {"message": "Framework has been removed"}})
+            stream.close()
+            await stream.pump()
+            await resp.write_eof()
+            return resp
+        fw_id = self.m.subscribe(call, info, stream, principal, stream_id)
+        fw = self.m.frameworks[fw_id]
+        for key, n in stream.counts.items():  # SUBSCRIBED and the first HEARTBEAT, sent before it was known
+            fw.counters[key] = fw.counters.get(key, 0) + n
+        stream.counts = fw.counters
+        count_call(self.m, fw, call)
+        try:
+            await stream.pump()
+            await resp.write_eof()
+        except (ConnectionError, asyncio.CancelledError, RuntimeError):
+            pass
+        finally:
+            stream.closed = True
+            self.m.stream_closed(fw_id, stream)
+        return resp
+
+
+# The master's message counters (Mesos's names, from its v0 messages) each scheduler call counts as.
+CALL_COUNTERS = {
+    "TEARDOWN": "master/messages_unregister_framework", "ACCEPT": "master/messages_launch_tasks",
+    "DECLINE": "master/messages_decline_offers", "REVIVE": "master/messages_revive_offers",
+    "SUPPRESS": "master/messages_suppress_offers", "KILL": "master/messages_kill_task",
+    "ACKNOWLEDGE": "master/messages_status_update_acknowledgement", "RECONCILE": "master/messages_reconcile_tasks",
+    "RECONCILE_OPERATIONS": "master/messages_reconcile_operations"}   # MESSAGE and REQUEST: the Master counts
+
+
+def count_call(m: Master, fw: FrameworkRec, call: dict[str, Any]) -> None:
+    """Count an accepted call in the master's and the framework's metrics (a few dict updates)."""
+    kind = call["type"]
+    if kind == "SUBSCRIBE":
+        m.count("master/messages_reregister_framework" if call.get("framework_id") else
+                "master/messages_register_framework")
+    elif kind in CALL_COUNTERS:
+        m.count(CALL_COUNTERS[kind])
+    c = fw.counters
+    c[f"calls/{kind.lower()}"] = c.get(f"calls/{kind.lower()}", 0) + 1
+    if kind == "ACCEPT":
+        body = call["accept"]
+        c["offers/accepted"] = c.get("offers/accepted", 0) + len(body.get("offer_ids") or ())
+        for op in body.get("operations") or ():
+            key = f"operations/{str(op.get('type', '')).lower()}"
+            c[key] = c.get(key, 0) + 1
+    elif kind == "DECLINE":
+        c["offers/declined"] = c.get("offers/declined", 0) + len(call["decline"].get("offer_ids") or ())
+    elif kind == "ACKNOWLEDGE":
+        m.count("master/valid_status_update_acknowledgements")
+
+
+def _response(request: web.Request, response: dict[str, Any]) -> web.Response:
+    """A scheduler Response body in the format the caller accepts (JSON when it may)."""
+    try:
+        media_type = response_media_type(request.headers.get("Accept"))
+    except CodecError as exc:
+        return text(exc.status, exc.message)
+    return web.Response(status=200, body=encode_response(SCHEDULER, response, media_type),
+                        content_type=media_type)
