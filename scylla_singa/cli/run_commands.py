@@ -62,6 +62,9 @@ def run_options(f):
                      help="A host directory (under an allowed root) shared by the jobs given it, mounted at "
                           "/workspace: each job works in its conf's cluster.workspace when that lies in /workspace "
                           "(so a checkpoint_path can name an earlier job's checkpoints). Default: a fresh one per job."),
+        click.option("--env", "env", multiple=True, metavar="NAME=VALUE",
+                     help="More environment for every process (repeatable), e.g. SCYLLA_SINGA_LOCAL_BIN=singa-rnnlm "
+                          "for SINGA's rnnlm example, whose layers are in a program of their own."),
         click.option("--max-restarts", type=click.IntRange(min=0), default=2, show_default=True,
                      help="Gang restarts after a process fails or is lost (resuming from the newest checkpoint)."),
         click.option("--gang-timeout", type=Duration(), default="30s", show_default=True,
@@ -97,7 +100,8 @@ def _opts(kw: dict) -> RunOptions:
                       gang_timeout_s=kw["gang_timeout"], connect_timeout_s=kw["connect_timeout"], cpus=kw["cpus"],
                       mem_mb=kw["mem_mb"], command=kw["command"], as_json=kw["as_json"],
                       agent_resources=kw["agent_resources"], advertise_ip=kw["advertise_ip"], linger_s=kw["linger"],
-                      api_port=kw["api_port"], runtime=kw["runtime"], zk=kw["zk"], workspace_dir=kw["workspace_dir"])
+                      api_port=kw["api_port"], runtime=kw["runtime"], zk=kw["zk"], workspace_dir=kw["workspace_dir"],
+                      env=tuple(kw["env"]))
 
 
 def _start_embedded(opts: RunOptions) -> EmbeddedMesos:

@@ -61,6 +61,7 @@ class JobSpec:
     submitted_at: float = field(default_factory=time.time)
     runtime: str = RUNTIME_SINGA_PY         # the task contract the image keeps (framework/runtime_kind.py)
     workspace_dir: str | None = None        # `run --workspace`: a host directory shared with other jobs
+    env: tuple[tuple[str, str], ...] = ()   # `run --env`: more environment for every task
 
     @property
     def apache_singa(self) -> bool:

@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import pwd
+import re
 import secrets
 import signal
 import sys
@@ -33,7 +34,8 @@ from aiohttp import web
 from rich.console import Console
 
 from scylla_singa.common.home import allowed_roots, jobs_root, scylla_home
-from scylla_singa.contracts import DEFAULT_COMMAND
+from scylla_singa.contracts import (DEFAULT_COMMAND, ENV_ATTEMPT, ENV_JOB_ID, ENV_PROC_ID, ENV_PROGRESS_URL,
+                                    ENV_TASK_ID, ENV_WEBHDFS_URL, ENV_ZK_HOSTS)
 from scylla_singa.delivery.hdfs import HdfsDelivery
 from scylla_singa.delivery.job_files import DeliveryError
 from scylla_singa.delivery.volume import VolumeDelivery, ensure_shared_workspace
@@ -117,7 +119,27 @@ class RunOptions:
     runtime: str = AUTO
     zk: str | None = None
     workspace_dir: Path | None = None
+    env: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+# What the framework itself hands every task (docs/contracts.md): `run --env` may not change it.
+FRAMEWORK_ENV = frozenset({ENV_JOB_ID, ENV_PROC_ID, ENV_TASK_ID, ENV_PROGRESS_URL, ENV_ZK_HOSTS, ENV_ATTEMPT,
+                           ENV_WEBHDFS_URL})
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def parse_env(items: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """`run --env NAME=VALUE` items, checked. Raises UsageError saying what is wrong."""
+    out = []
+    for item in items:
+        name, eq, value = item.partition("=")
+        if not eq or not _ENV_NAME.fullmatch(name):
+            raise UsageError(f"--env {item!r}: expected NAME=VALUE (e.g. SCYLLA_SINGA_LOCAL_BIN=singa-rnnlm)")
+        if name in FRAMEWORK_ENV:
+            raise UsageError(f"--env {name}: the framework sets {name} itself (docs/contracts.md)")
+        out.append((name, value))
+    return tuple(out)
 
 
 def image_labels(image: str) -> dict[str, str] | None:
@@ -157,6 +179,7 @@ def build_specs(conf_paths: list[str], opts: RunOptions, kind: RuntimeKind | Non
     except PolicyError as exc:
         raise UsageError(str(exc)) from None
     runtime = (kind or RuntimeKind(JobSpec.runtime, "default")).name
+    env = parse_env(opts.env)
     workspace_dir = str(opts.workspace_dir.resolve()) if opts.workspace_dir is not None else None
     specs = []
     for path in conf_paths:
@@ -167,7 +190,7 @@ def build_specs(conf_paths: list[str], opts: RunOptions, kind: RuntimeKind | Non
             raise UsageError(str(exc)) from None
         specs.append(JobSpec(new_job_id(parsed.proto.name), str(Path(path).resolve()), parsed.text, opts.image,
                              opts.policy, opts.deliver, opts.command, opts.max_restarts, opts.cpus, opts.mem_mb,
-                             opts.steps_per_s, runtime=runtime, workspace_dir=workspace_dir))
+                             opts.steps_per_s, runtime=runtime, workspace_dir=workspace_dir, env=env))
     return specs
 
 

@@ -56,7 +56,7 @@ def build_task(spec: JobSpec, proc: ProcessPlan, attempt: int, agent_id: str, ar
         resources.append(scalar_resource("gpus", float(d.gpus), role, allocation_info))
     if net_bw_mbps:
         resources.append(scalar_resource("net_bw", round(net_bw_mbps, 3), role, allocation_info))
-    env = {ENV_JOB_ID: spec.job_id, ENV_PROC_ID: str(proc.id), ENV_TASK_ID: tid,
+    env = {**dict(spec.env), ENV_JOB_ID: spec.job_id, ENV_PROC_ID: str(proc.id), ENV_TASK_ID: tid,
            **dict(artifacts.env)}
     if progress_url:
         env[ENV_PROGRESS_URL] = progress_url

@@ -186,10 +186,11 @@ def test_a_shared_zookeeper_that_does_not_answer_is_named() -> None:
 
 def test_the_new_spec_fields_survive_the_store(tmp_path: Path) -> None:
     store = JobStore(tmp_path / "s.sqlite")
-    s = replace(spec(DOWNPOUR), runtime=RUNTIME_APACHE_SINGA, workspace_dir="/srv/jobs/chain")
+    s = replace(spec(DOWNPOUR), runtime=RUNTIME_APACHE_SINGA, workspace_dir="/srv/jobs/chain", env=(("A", "1"),))
     store.save(Job(s, load_plan(REPO / DOWNPOUR)), "fw")
     loaded = store.load("j1").spec
     assert (loaded.runtime, loaded.workspace_dir, loaded.apache_singa) == (RUNTIME_APACHE_SINGA, "/srv/jobs/chain", True)
+    assert loaded.env == (("A", "1"),)
 
 
 def test_the_summary_says_which_step_real_singa_last_tested() -> None:
@@ -198,3 +199,19 @@ def test_the_summary_says_which_step_real_singa_last_tested() -> None:
     out = io.StringIO()
     assert report([job], Console(file=out, width=200), as_json=False) == 0
     assert "j1: FINISHED after 600 steps, test accuracy 0.969 (tested at step 400), restarts 0" in out.getvalue()
+
+
+def test_run_env_reaches_every_task_but_cannot_change_what_the_framework_sets() -> None:
+    from scylla_singa.framework.session import parse_env
+
+    env = parse_env(("SCYLLA_SINGA_LOCAL_BIN=singa-rnnlm", "EMPTY=", "A=b=c"))
+    assert env == (("SCYLLA_SINGA_LOCAL_BIN", "singa-rnnlm"), ("EMPTY", ""), ("A", "b=c"))
+    task = build_task(replace(spec(), env=env), load_plan(REPO / "examples/digits-mlp/job.conf").procs[0], 1, "a",
+                      ARTIFACTS)
+    got = {v["name"]: v["value"] for v in task["command"]["environment"]["variables"]}
+    assert got["SCYLLA_SINGA_LOCAL_BIN"] == "singa-rnnlm" and got["A"] == "b=c"
+    for bad, says in (("NOEQUALS", "expected NAME=VALUE"), ("1X=2", "expected NAME=VALUE"),
+                      ("SCYLLA_PROC_ID=3", "the framework sets SCYLLA_PROC_ID itself"),
+                      ("SCYLLA_ZK_HOSTS=h:1", "the framework sets SCYLLA_ZK_HOSTS itself")):
+        with pytest.raises(UsageError, match=says):
+            parse_env((bad,))
