@@ -38,6 +38,7 @@ from scylla_singa.cluster.config import ClusterConfig
 from scylla_singa.cluster.state import ClusterInfo, State, load
 from scylla_singa.cluster.up_down import down, up
 from scylla_singa.common.waiting import wait_until
+from tests.support.job_confs import REAL_SINGA_IMAGE
 from tests.support.scylla_cli import ScyllaCli
 from .cluster_helpers import RECOVERIES, assert_clean, cluster_is_healthy, free_subnet_pair, unique_prefix
 
@@ -114,7 +115,7 @@ def host_engine() -> docker.DockerClient:
     except docker.errors.DockerException as exc:
         pytest.fail(f"no Docker engine answers ({exc}); run `make setup` first", pytrace=False)
     for tag in ("scylla-tiny:latest", "scylla-hdfs:latest", "scylla-zookeeper:latest", "scylla-singa:latest",
-                "singa:latest", "singa-py:latest"):
+                REAL_SINGA_IMAGE, "singa-py:latest"):
         try:
             client.images.get(tag)
         except docker.errors.ImageNotFound:
@@ -131,7 +132,7 @@ def cluster_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def cluster_config(cluster_home: Path, host_engine: docker.DockerClient) -> ClusterConfig:
     lan, svc = free_subnet_pair(host_engine)
     return ClusterConfig(nodes=3, masters=2, hdfs=True, zk=True, prefix=unique_prefix("s"), subnet=lan,
-                         services_subnet=svc, images=("scylla-tiny:latest", "singa:latest", "singa-py:latest"),
+                         services_subnet=svc, images=("scylla-tiny:latest", REAL_SINGA_IMAGE, "singa-py:latest"),
                          resources="cpus:4;mem:4096;disk:4096;net_bw:1000", home=str(cluster_home),
                          agent_timeout=10.0)
 
