@@ -176,8 +176,13 @@ def describe(r: dict[str, Any]) -> str:
         return f"did not finish (exit {r['exit']})"
     name = f"{PHASE_TITLES[r['phase']]} {METRIC_TITLES[r['metric']]}"
     (step, value), (step0, value0) = r["last"], r["first"]
-    text = f"{name} {value:.3g} at step {step:,} of {r['steps']:,}"
-    return text + (f" ({value0:.3g} at step {step0:,})" if step0 != step else "")
+    text = f"{name} {number(value)} at step {step:,} of {r['steps']:,}"
+    return text + (f" ({number(value0)} at step {step0:,})" if step0 != step else "")
+
+
+def number(value: float) -> str:
+    """Three significant digits, kept when they are zeros (1.00, not 1)."""
+    return f"{value:.3g}" if abs(value) >= 100 else f"{value:#.3g}"
 
 
 def table(results: list[dict[str, Any]]) -> str:
@@ -215,16 +220,29 @@ def merge(previous: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dic
     return [by_key[ex.key] for ex in EXAMPLES if ex.key in by_key]
 
 
+def readme_header(record: dict[str, Any]) -> str:
+    return (f"Measured {record['generated']} by `{record['command']}` (image {record['image']}), one job at a time "
+            f"through `scylla-singa run` on an embedded master and agent (2 cores, shared with other work; load "
+            f"average at the start {record['load_at_start']}). Rows marked **by hand** were not run through the "
+            f"framework by this script yet: their numbers are from `docker run` of singa-task by hand, one process.")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.singa_examples", description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help=f"comma-separated: {', '.join(e.key for e in EXAMPLES)}")
     parser.add_argument("--image", default=os.environ.get("SCYLLA_SINGA_IMAGE", "singa:latest"))
     parser.add_argument("--no-readme", action="store_true", help="write results.json only")
+    parser.add_argument("--table-only", action="store_true",
+                        help="run nothing: write the README table again from results.json")
     args = parser.parse_args(argv)
     only = {k.strip() for k in args.only.split(",") if k.strip()}
     unknown = only - {e.key for e in EXAMPLES}
     if unknown:
         parser.error(f"unknown example(s) {', '.join(sorted(unknown))}")
+    if args.table_only:
+        record = json.loads(RESULTS.read_text())
+        write_readme(record["examples"], readme_header(record))
+        return 0
     started = time.strftime("%Y-%m-%d %H:%M %Z")
     with tempfile.TemporaryDirectory(prefix="scylla-singa-examples-") as home:
         results = run_all(only, args.image, Path(home))
@@ -236,11 +254,7 @@ def main(argv: list[str] | None = None) -> int:
               "examples": merged}
     RESULTS.write_text(json.dumps(record, indent=1) + "\n")
     if not args.no_readme:
-        write_readme(merged, f"Measured {started} by `{record['command']}` (image {args.image}), one job at a time "
-                             f"through `scylla-singa run` on an embedded master and agent (2 cores, shared with "
-                             f"other work; load average at the start {load}). Rows marked **by hand** were not "
-                             f"run through the framework by this script yet: their numbers are from `docker run` "
-                             f"of singa-task by hand, one process.")
+        write_readme(merged, readme_header(record))
     failed = [r["key"] for r in results if r.get("error")]
     print(f"wrote {RESULTS}" + (f"; failed: {', '.join(failed)}" if failed else ""))
     return 1 if failed else 0

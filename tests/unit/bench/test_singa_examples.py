@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.singa_examples import BY_HAND, EXAMPLES, MARKERS, merge, metric_curve, progress_lines, table, write_readme
+from bench.singa_examples import (BY_HAND, EXAMPLES, MARKERS, merge, metric_curve, number, progress_lines, table,
+                                  write_readme)
 
 LOG = """singa-task: starting
 PROGRESS {"step": 0, "phase": "test", "metrics": {"squared_error": 117.0}}
@@ -61,3 +62,9 @@ def test_the_readme_table_goes_between_the_markers_and_nowhere_else(tmp_path: Pa
     readme.write_text("no markers\n")
     with pytest.raises(SystemExit, match="markers"):
         write_readme([], "x", readme)
+
+
+@pytest.mark.parametrize("value, text", [(1.002564, "1.00"), (0.968, "0.968"), (12.85, "12.8"), (116.8, "117"),
+                                         (136.546768, "137")])
+def test_numbers_keep_three_significant_digits(value: float, text: str) -> None:
+    assert number(value) == text
