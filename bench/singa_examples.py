@@ -221,10 +221,16 @@ def merge(previous: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dic
 
 
 def readme_header(record: dict[str, Any]) -> str:
-    return (f"Measured {record['generated']} by `{record['command']}` (image {record['image']}), one job at a time "
-            f"through `scylla-singa run` on an embedded master and agent (2 cores, shared with other work; load "
-            f"average at the start {record['load_at_start']}). Rows marked **by hand** were not run through the "
-            f"framework by this script yet: their numbers are from `docker run` of singa-task by hand, one process.")
+    """Who measured the table's rows and when: every run whose results it keeps (a partial run keeps others')."""
+    runs: dict[tuple[str, str], list[str]] = {}
+    for r in record["examples"]:
+        stamp = (r.get("measured", record["generated"]), r.get("load", record.get("load_at_start", "?")))
+        runs.setdefault(stamp, []).append(r["key"])
+    when = "; ".join(f"{at} (load average {load}): {', '.join(keys)}" for (at, load), keys in runs.items())
+    return (f"Measured by `python -m bench.singa_examples` (image {record['image']}), one job at a time through "
+            f"`scylla-singa run` on an embedded master and agent (2 cores, shared with other work), in these runs: "
+            f"{when}. Rows marked **by hand** were not run through the framework by this script yet: their "
+            f"numbers are from `docker run` of singa-task by hand, one process.")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -244,11 +250,11 @@ def main(argv: list[str] | None = None) -> int:
         write_readme(record["examples"], readme_header(record))
         return 0
     started = time.strftime("%Y-%m-%d %H:%M %Z")
+    load = machine.describe().get("load", "?")
     with tempfile.TemporaryDirectory(prefix="scylla-singa-examples-") as home:
-        results = run_all(only, args.image, Path(home))
+        results = [{**r, "measured": started, "load": load} for r in run_all(only, args.image, Path(home))]
     previous = json.loads(RESULTS.read_text())["examples"] if RESULTS.exists() and only else []
     merged = merge(previous, results)
-    load = machine.describe().get("load", "?")
     record = {"generated": started, "image": args.image, "command": "python -m bench.singa_examples"
               + (f" --only {args.only}" if only else ""), "load_at_start": load, "machine": machine.describe(),
               "examples": merged}

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.singa_examples import (BY_HAND, EXAMPLES, MARKERS, merge, metric_curve, number, progress_lines, table,
-                                  write_readme)
+from bench.singa_examples import (BY_HAND, EXAMPLES, MARKERS, merge, metric_curve, number, progress_lines, readme_header,
+                                  table, write_readme)
 
 LOG = """singa-task: starting
 PROGRESS {"step": 0, "phase": "test", "metrics": {"squared_error": 117.0}}
@@ -68,3 +68,11 @@ def test_the_readme_table_goes_between_the_markers_and_nowhere_else(tmp_path: Pa
                                          (136.546768, "137")])
 def test_numbers_keep_three_significant_digits(value: float, text: str) -> None:
     assert number(value) == text
+
+
+def test_the_header_names_every_run_whose_rows_the_table_keeps() -> None:
+    record = {"generated": "T2", "load_at_start": "2.0", "image": "singa:latest",
+              "examples": [measured("mnist-mlp", measured="T1", load="9.7"), measured("rbm1", measured="T1", load="9.7"),
+                           measured("cifar10")]}     # a row of the run that wrote the record: its time and load
+    header = readme_header(record)
+    assert "T1 (load average 9.7): mnist-mlp, rbm1; T2 (load average 2.0): cifar10." in header, header
