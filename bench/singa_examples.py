@@ -57,10 +57,12 @@ class Example:
     metric: str        # a name of singa-task's PROGRESS "metrics"
     changed: str       # what differs from SINGA's conf besides the data paths and workspace
     program: str = ""  # a SINGA program with the example's own layers (SCYLLA_SINGA_LOCAL_BIN)
+    cpus: float = 0    # CPUs per process when the planned ones (one per thread) exceed this machine's cores
 
     def run_args(self) -> list[str]:
-        """`run` options the example needs: its own program, when it has one, for singa-task to run."""
-        return ["--env", f"SCYLLA_SINGA_LOCAL_BIN={self.program}"] if self.program else []
+        """`run` options the example needs: its own program for singa-task to run, fewer CPUs than threads."""
+        args = ["--env", f"SCYLLA_SINGA_LOCAL_BIN={self.program}"] if self.program else []
+        return args + (["--cpus", f"{self.cpus:g}"] if self.cpus else [])
 
 
 SHARE_FROM = "`share_from` (below)"
@@ -70,7 +72,7 @@ EXAMPLES = (
     Example("mnist-conv", "MNIST convnet", "mnist-conv/conv.conf", "test", "accuracy", "nothing"),
     Example("cifar10", "CIFAR-10 convnet", "cifar10/job.conf", "test", "accuracy", "nothing"),
     Example("cifar10-hybrid", "CIFAR-10 hybrid partitioning (2 workers)", "cifar10/hybrid.conf", "train", "accuracy",
-            "nothing (the conf has `test_steps: 0`)"),
+            "nothing (the conf has `test_steps: 0`)", cpus=2),   # 2 workers + a server thread: 3 planned CPUs
     Example("rbm1", "RBM 1", "rbm/rbm1.conf", "test", "squared_error", SHARE_FROM),
     Example("rbm2", "RBM 2 (from RBM 1's checkpoint)", "rbm/rbm2.conf", "test", "squared_error",
             f"{SHARE_FROM}, `checkpoint_path`"),

@@ -76,3 +76,10 @@ def test_the_header_names_every_run_whose_rows_the_table_keeps() -> None:
                            measured("cifar10")]}     # a row of the run that wrote the record: its time and load
     header = readme_header(record)
     assert "T1 (load average 9.7): mnist-mlp, rbm1; T2 (load average 2.0): cifar10." in header, header
+
+
+def test_an_example_gets_the_run_options_it_needs() -> None:
+    by_key = {e.key: e for e in EXAMPLES}
+    assert by_key["rnnlm"].run_args() == ["--env", "SCYLLA_SINGA_LOCAL_BIN=singa-rnnlm"]
+    assert by_key["cifar10-hybrid"].run_args() == ["--cpus", "2"]    # 3 threads planned, 2 cores here
+    assert by_key["mnist-mlp"].run_args() == []
