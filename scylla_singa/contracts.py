@@ -25,6 +25,10 @@ JOB_LABEL = "scylla.job"
 PROC_LABEL = "scylla.proc"
 # On a cluster-in-a-box's services (never MANAGED_LABEL: job leak checks must not sweep them).
 CLUSTER_LABEL = "scylla.cluster"
+# On a runtime image: which task contract it keeps (RUNTIME_APACHE_SINGA or RUNTIME_SINGA_PY).
+RUNTIME_LABEL = "io.scylla.runtime"
+RUNTIME_APACHE_SINGA = "apache-singa"   # Apache SINGA 0.3.0 through singa-task (images/singa)
+RUNTIME_SINGA_PY = "singa-py"           # the project's Python runtime (images/singa-py)
 
 # ---- names ------------------------------------------------------------------
 NETWORK_PREFIX = "scylla-"
@@ -77,6 +81,19 @@ ENV_TASK_ID = "MESOS_TASK_ID"             # Mesos never sets it itself: the fram
 ENV_ZK_HOSTS = "SCYLLA_ZK_HOSTS"          # real SINGA, > 1 process: the ZooKeeper its processes meet in
 ENV_ATTEMPT = "SCYLLA_ATTEMPT"            # real SINGA: the gang's attempt number (the same in every task)
 ENV_STARTUP_TIMEOUT = "SCYLLA_STARTUP_TIMEOUT"  # optional: seconds to wait for peers at start
+# The ZooKeeper a framework starts for a real-SINGA job that has none: its image and its name on the job's overlay.
+ZOOKEEPER_IMAGE = "scylla-zookeeper:latest"
+ZOOKEEPER_PORT = 2181
+
+
+def job_zookeeper_alias(job_id: str) -> str:
+    """The name a job's own ZooKeeper has on the job's overlay: `<job>-zk`."""
+    return f"{job_id}-zk"
+
+
+def job_zookeeper_root(job_id: str) -> str:
+    """The chroot a job gets in a shared ZooKeeper: every znode of the job lives below it."""
+    return f"/scylla/jobs/{job_id}"
 # `exec`: the command runs as `/bin/sh -c ...` (CommandInfo.shell), and a shell that is the
 # container's PID 1 ignores SIGTERM, so a kill would always wait out its grace period; singa
 # as PID 1 handles SIGTERM and stops at once. Absolute paths: the working directory is the

@@ -9,7 +9,10 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from scylla_singa.cluster.state import local_cluster
+from scylla_singa.framework.mesos_http import MesosHttp, MesosHttpError
 from scylla_singa.jobconf.errors import JobConfError
+from scylla_singa.jobconf.gpus import check_gpus
 from scylla_singa.jobconf.plan import JobPlan, PlanOptions, load_plan
 
 
@@ -20,15 +23,24 @@ from scylla_singa.jobconf.plan import JobPlan, PlanOptions, load_plan
 @click.option("--mem", "mem_mb", type=click.IntRange(min=32), help="Memory per process in MB (default: estimated).")
 @click.option("--steps-per-s", type=click.FloatRange(min=0.001), default=10.0, show_default=True,
               help="Nominal training rate used to turn bytes per step into Mbit/s.")
-def plan(job_conf: str, as_json: bool, cpus: float | None, mem_mb: int | None, steps_per_s: float) -> None:
+@click.option("--master", help="The Mesos master whose agents a GPU job is checked against (HOST:PORT). Default: "
+                               "the local cluster's if one is up, else this machine (an embedded agent, no GPUs).")
+def plan(job_conf: str, as_json: bool, cpus: float | None, mem_mb: int | None, steps_per_s: float,
+         master: str | None) -> None:
     """Read JOB.conf and print SINGA's process table: which workers and
     servers each process hosts, what each needs (CPUs, memory, network) and
     the estimated traffic between processes.
 
-    Exits 2 with FILE:LINE:COL: message when the file cannot be used.
+    Exits 2 with FILE:LINE:COL: message when the file cannot be used, or
+    when it is a GPU job (`gpu:`) and the cluster it would run on has no
+    agent with that many GPUs.
     """
     try:
         job_plan = load_plan(job_conf, PlanOptions(cpus=cpus, mem_mb=mem_mb, steps_per_s=steps_per_s))
+        if any(p.demand.gpus for p in job_plan.procs):
+            cluster, gpus = _cluster_gpus(master)
+            with open(job_conf) as f:
+                check_gpus(job_plan, f.read(), job_conf, gpus, cluster)
     except JobConfError as exc:
         click.echo(str(exc), err=True)
         sys.exit(2)
@@ -36,6 +48,20 @@ def plan(job_conf: str, as_json: bool, cpus: float | None, mem_mb: int | None, s
         click.echo(json.dumps(job_plan.to_dict()))
     else:
         print_plan(job_plan, Console())
+
+
+def _cluster_gpus(master: str | None) -> tuple[str, list[float]]:
+    """(what to call the cluster, every agent's GPUs) of the cluster `run` would use: --master, else the local
+    cluster, else this machine, whose embedded agent offers no GPUs."""
+    if master is None:
+        info = local_cluster()
+        master = info.master if info is not None and info.masters else None
+        if master is None:
+            return "this machine (the embedded agent `run` would start)", [0.0]
+    try:
+        return f"the cluster at {master}", [a.free.gpus for a in MesosHttp(master).cluster_agents()]
+    except MesosHttpError as exc:
+        raise click.ClickException(f"cannot read the agents of {master} to check this GPU job: {exc}") from None
 
 
 def print_plan(job_plan: JobPlan, console: Console) -> None:

@@ -24,6 +24,7 @@ from scylla_singa.common.home import allowed_roots, scylla_home
 from scylla_singa.contracts import DEFAULT_COMMAND
 from scylla_singa.framework.log_routing import framework_log_file, route_logs
 from scylla_singa.framework.mesos_http import MesosHttp, MesosHttpError
+from scylla_singa.framework.runtime_kind import AUTO, RUNTIME_CHOICES
 from scylla_singa.framework.session import RunOptions, SessionWiring, UsageError, job_summary, resume_jobs, run_jobs
 from scylla_singa.framework.store import JobStore
 from scylla_singa.mesos.embedded import AgentSpec, EmbeddedMesos
@@ -37,6 +38,15 @@ def run_options(f):
         click.option("--image", default="singa:latest", show_default=True, envvar="SCYLLA_IMAGE",
                      help="Docker image of every process: singa:latest is Apache SINGA 0.3.0, singa-py:latest the "
                           "project's Python runtime (tiny models, fast tests) [env: SCYLLA_IMAGE]."),
+        click.option("--runtime", type=click.Choice(RUNTIME_CHOICES), default=AUTO, show_default=True,
+                     help="Which task contract the image keeps: apache-singa (Apache SINGA through singa-task: a "
+                          "ZooKeeper for jobs of several processes, local workspaces) or singa-py. auto reads the "
+                          "image's io.scylla.runtime label on this machine's engine (an image without one: singa-py)."),
+        click.option("--zk", metavar="HOST:PORT[,...]",
+                     help="ZooKeeper for real SINGA jobs of several processes (each job gets the chroot "
+                          "/scylla/jobs/<job>); reachable from the containers and from here. Default: the local "
+                          "cluster's when the jobs run on it, else a ZooKeeper container of each job's own on its "
+                          "overlay."),
         click.option("--master", help="Mesos master: HOST:PORT or zk://HOST:PORT/mesos. Default: the local "
                                       "cluster (`scylla-singa cluster up`) if running, else an embedded master "
                                       "and agent on this machine's Docker engine."),
@@ -48,6 +58,13 @@ def run_options(f):
         click.option("--volume-root", type=click.Path(file_okay=False, path_type=Path),
                      help="Where per-job directories go for --deliver volume (must be under an allowed root; "
                           "default $SCYLLA_HOME/jobs)."),
+        click.option("--workspace", "workspace_dir", type=click.Path(file_okay=False, path_type=Path),
+                     help="A host directory (under an allowed root) shared by the jobs given it, mounted at "
+                          "/workspace: each job works in its conf's cluster.workspace when that lies in /workspace "
+                          "(so a checkpoint_path can name an earlier job's checkpoints). Default: a fresh one per job."),
+        click.option("--env", "env", multiple=True, metavar="NAME=VALUE",
+                     help="More environment for every process (repeatable), e.g. SCYLLA_SINGA_LOCAL_BIN=singa-rnnlm "
+                          "for SINGA's rnnlm example, whose layers are in a program of their own."),
         click.option("--max-restarts", type=click.IntRange(min=0), default=2, show_default=True,
                      help="Gang restarts after a process fails or is lost (resuming from the newest checkpoint)."),
         click.option("--gang-timeout", type=Duration(), default="30s", show_default=True,
@@ -84,7 +101,8 @@ def _opts(kw: dict) -> RunOptions:
                       gang_timeout_s=kw["gang_timeout"], connect_timeout_s=kw["connect_timeout"], cpus=kw["cpus"],
                       mem_mb=kw["mem_mb"], command=kw["command"], as_json=kw["as_json"],
                       agent_resources=kw["agent_resources"], advertise_ip=kw["advertise_ip"], linger_s=kw["linger"],
-                      api_port=kw["api_port"])
+                      api_port=kw["api_port"], runtime=kw["runtime"], zk=kw["zk"], workspace_dir=kw["workspace_dir"],
+                      env=tuple(kw["env"]))
 
 
 def _start_embedded(opts: RunOptions) -> EmbeddedMesos:

@@ -11,8 +11,9 @@ directory at the same path: one machine, or a shared filesystem.
 from __future__ import annotations
 
 import os
+import posixpath
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from scylla_singa.common.files import write_atomic
@@ -63,3 +64,34 @@ class VolumeDelivery:
                     child.unlink(missing_ok=True) if child.is_file() else shutil.rmtree(child, ignore_errors=True)
         else:
             shutil.rmtree(d, ignore_errors=True)
+
+
+def shared_workspace_path(conf_workspace: str) -> str:
+    """Where a job works inside a shared workspace mounted at /workspace: its conf's own
+    `cluster.workspace` when that lies inside /workspace (SINGA's examples: /workspace/rbm1), else
+    /workspace itself."""
+    path = posixpath.normpath(conf_workspace) if conf_workspace else ""
+    return path if path.startswith(WORKSPACE + "/") else WORKSPACE
+
+
+def share_workspace(artifacts: Artifacts, host_dir: Path, workspace: str) -> Artifacts:
+    """`artifacts` with the job's workspace mount replaced by `host_dir` (`run --workspace`), where
+    the job works in `workspace`. Jobs given one directory share it, so one job's `checkpoint_path`
+    can name another's checkpoints (SINGA's RBM pretraining chain does)."""
+    volumes = tuple({**v, "host_path": str(host_dir)} if v.get("container_path") == WORKSPACE else v
+                    for v in artifacts.volumes)
+    return replace(artifacts, volumes=volumes, workspace=workspace)
+
+
+def ensure_shared_workspace(path: Path, roots: tuple[Path, ...]) -> Path:
+    """Check (and create, writable by the image's uid 1000) a `run --workspace` directory; DeliveryError
+    says what is wrong. An existing directory is left as it is."""
+    if not within(path, roots):
+        raise DeliveryError(f"--workspace {path} is outside the allowed roots ({', '.join(map(str, roots))}): "
+                            "agents mount only directories under them; choose one there")
+    if path.exists() and not path.is_dir():
+        raise DeliveryError(f"--workspace {path} exists and is not a directory")
+    if not path.exists():
+        path.mkdir(parents=True)
+        os.chmod(path, 0o1777)
+    return path.resolve()

@@ -58,7 +58,8 @@ class ProgressDisplay:
         now = time.monotonic()
         for job in jobs:
             s = self.book.summary(job.job_id)
-            step = min(s.step, self._steps(job)) if s else 0
+            # A finished job did all its steps, whatever its last report said (SINGA displays every disp_freq).
+            step = self._steps(job) if job.state is JobState.FINISHED else min(s.step, self._steps(job)) if s else 0
             info = describe(job, s)
             if self.live:
                 if job.job_id not in self.tasks:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from scylla_singa.contracts import DEFAULT_COMMAND
+from scylla_singa.contracts import DEFAULT_COMMAND, RUNTIME_APACHE_SINGA, RUNTIME_SINGA_PY
 from scylla_singa.delivery.job_files import Artifacts
 from scylla_singa.jobconf.plan import JobPlan, PlanOptions
 from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
@@ -60,6 +60,13 @@ class JobSpec:
     mem_mb: int | None = None
     steps_per_s: float = 10.0
     submitted_at: float = field(default_factory=time.time)
+    runtime: str = RUNTIME_SINGA_PY         # the task contract the image keeps (framework/runtime_kind.py)
+    workspace_dir: str | None = None        # `run --workspace`: a host directory shared with other jobs
+    env: tuple[tuple[str, str], ...] = ()   # `run --env`: more environment for every task
+
+    @property
+    def apache_singa(self) -> bool:
+        return self.runtime == RUNTIME_APACHE_SINGA
 
     @property
     def plan_options(self) -> PlanOptions:

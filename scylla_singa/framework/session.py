@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import pwd
+import re
 import secrets
 import signal
 import sys
@@ -33,20 +34,23 @@ from aiohttp import web
 from rich.console import Console
 
 from scylla_singa.common.home import allowed_roots, jobs_root, scylla_home
-from scylla_singa.contracts import DEFAULT_COMMAND
+from scylla_singa.contracts import (DEFAULT_COMMAND, ENV_ATTEMPT, ENV_JOB_ID, ENV_PROC_ID, ENV_PROGRESS_URL,
+                                    ENV_TASK_ID, ENV_WEBHDFS_URL, ENV_ZK_HOSTS)
 from scylla_singa.delivery.hdfs import HdfsDelivery
 from scylla_singa.delivery.job_files import DeliveryError
-from scylla_singa.delivery.volume import VolumeDelivery
+from scylla_singa.delivery.volume import VolumeDelivery, ensure_shared_workspace
 from scylla_singa.jobconf.errors import JobConfError
-from scylla_singa.jobconf.parse import load_job
+from scylla_singa.jobconf.parse import load_job, parse_job_text
 from scylla_singa.jobconf.plan import PlanOptions, plan_job
 from scylla_singa.placement.policy import PolicyError, load_policy
 from scylla_singa.swarm.overlays import SwarmError, ensure_swarm
 from .api_server import ApiServer
 from .core import CoreConfig, FrameworkCore
 from .display import ProgressDisplay
+from .job_zookeeper import JobZooKeeper, OwnZooKeeper, SharedZooKeeper, parse_zk_hosts
 from .model import Job, JobSpec, JobState, new_job_id
 from .progress_book import ProgressBook, from_current_attempt
+from .runtime_kind import AUTO, RuntimeKind, RuntimeKindError, guess_note, runtime_kind
 from .shell import FrameworkShell
 from .store import JobStore
 
@@ -63,6 +67,7 @@ class LocalCluster(Protocol):
     master: str
     masters: list[str]
     webhdfs: str | None
+    zk_hosts: str | None
 
 
 class EmbeddedMaster(Protocol):
@@ -111,15 +116,71 @@ class RunOptions:
     linger_s: float = 0.0
     principal: str | None = None
     secret: str | None = None
+    runtime: str = AUTO
+    zk: str | None = None
+    workspace_dir: Path | None = None
+    env: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def build_specs(conf_paths: list[str], opts: RunOptions) -> list[JobSpec]:
+# What the framework itself hands every task (docs/contracts.md): `run --env` may not change it.
+FRAMEWORK_ENV = frozenset({ENV_JOB_ID, ENV_PROC_ID, ENV_TASK_ID, ENV_PROGRESS_URL, ENV_ZK_HOSTS, ENV_ATTEMPT,
+                           ENV_WEBHDFS_URL})
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def parse_env(items: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """`run --env NAME=VALUE` items, checked. Raises UsageError saying what is wrong."""
+    out = []
+    for item in items:
+        name, eq, value = item.partition("=")
+        if not eq or not _ENV_NAME.fullmatch(name):
+            raise UsageError(f"--env {item!r}: expected NAME=VALUE (e.g. SCYLLA_SINGA_LOCAL_BIN=singa-rnnlm)")
+        if name in FRAMEWORK_ENV:
+            raise UsageError(f"--env {name}: the framework sets {name} itself (docs/contracts.md)")
+        out.append((name, value))
+    return tuple(out)
+
+
+def image_labels(image: str) -> dict[str, str] | None:
+    """The labels of `image` on this machine's Docker engine; None when it does not have it (or no engine answers)."""
+    try:
+        return dict(docker.from_env(timeout=30).images.get(image).labels or {})
+    except (docker.errors.DockerException, requests.RequestException):
+        return None
+
+
+def resolve_runtime(opts: RunOptions, labels_of: Callable[[str], dict[str, str] | None] = image_labels) -> RuntimeKind:
+    """Which runtime the jobs' image is (framework/runtime_kind.py); what it cannot do is refused here,
+    before anything starts. Raises UsageError."""
+    try:
+        kind = runtime_kind(opts.runtime, opts.image, labels_of(opts.image) if opts.runtime == AUTO else None)
+    except RuntimeKindError as exc:
+        raise UsageError(str(exc)) from None
+    if kind.apache_singa and opts.deliver == "hdfs":
+        raise UsageError(f"--deliver hdfs: {opts.image} is Apache SINGA 0.3.0, which writes its checkpoints to "
+                         "local files only, and HDFS delivery gives every process an hdfs:// workspace (singa-task "
+                         "would refuse it in each container); use --deliver volume (the default), or the Python "
+                         "runtime (--image singa-py:latest), which writes checkpoints through WebHDFS")
+    if opts.zk is not None:
+        try:
+            opts.zk = parse_zk_hosts(opts.zk)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    if opts.workspace_dir is not None and opts.deliver != "volume":
+        raise UsageError("--workspace is a host directory mounted into the containers: it needs --deliver volume")
+    return kind
+
+
+def build_specs(conf_paths: list[str], opts: RunOptions, kind: RuntimeKind | None = None) -> list[JobSpec]:
     """Parse, validate and plan each job.conf and check the policy. Raises UsageError."""
     try:
         load_policy(opts.policy)
     except PolicyError as exc:
         raise UsageError(str(exc)) from None
+    runtime = (kind or RuntimeKind(JobSpec.runtime, "default")).name
+    env = parse_env(opts.env)
+    workspace_dir = str(opts.workspace_dir.resolve()) if opts.workspace_dir is not None else None
     specs = []
     for path in conf_paths:
         try:
@@ -129,7 +190,7 @@ def build_specs(conf_paths: list[str], opts: RunOptions) -> list[JobSpec]:
             raise UsageError(str(exc)) from None
         specs.append(JobSpec(new_job_id(parsed.proto.name), str(Path(path).resolve()), parsed.text, opts.image,
                              opts.policy, opts.deliver, opts.command, opts.max_restarts, opts.cpus, opts.mem_mb,
-                             opts.steps_per_s))
+                             opts.steps_per_s, runtime=runtime, workspace_dir=workspace_dir, env=env))
     return specs
 
 
@@ -173,7 +234,8 @@ class Session:
         self.api_url = f"http://{advertise}:{port}"
         core = FrameworkCore(CoreConfig(gang_timeout_s=opts.gang_timeout_s, kill_grace_s=opts.kill_grace_s,
                                         progress_url=f"{self.api_url}/progress", one_machine=self.embedded))
-        self.shell = FrameworkShell(core, self.store, delivery, manager, self.book, notify=self._tell)
+        self.shell = FrameworkShell(core, self.store, delivery, manager, self.book, notify=self._tell,
+                                    zookeeper=self._zookeeper(manager, master))
         for job in adopt:
             self.shell.adopt(job)
         self.shell.start(master, framework_id, user=pwd.getpwuid(os.getuid()).pw_name,
@@ -191,6 +253,17 @@ class Session:
     def _tell(self, line: str) -> None:
         """One line for the user about the master link (printed above the progress bars)."""
         self.console.print(line, markup=False, highlight=False)
+
+    def _zookeeper(self, manager: docker.DockerClient, master: str) -> JobZooKeeper:
+        """Where real SINGA jobs of several processes meet: `--zk`, else the local cluster's ZooKeeper when
+        the jobs run on that cluster, else a ZooKeeper of each job's own (framework/job_zookeeper.py)."""
+        if self.opts.zk:
+            return SharedZooKeeper(self.opts.zk)
+        info = self.wiring.local_cluster()
+        zk_hosts = getattr(info, "zk_hosts", None)
+        if info is not None and zk_hosts and master in (info.master, *info.masters):
+            return SharedZooKeeper(zk_hosts)
+        return OwnZooKeeper(manager)
 
     def _start_api(self, framework_id: str | None) -> ApiServer:
         """Serve the API, on the port the framework had before when it is resumed.
@@ -352,8 +425,11 @@ def report(jobs: list[Job], console: Console, as_json: bool) -> int:
         s = job_summary(job)
         if job.state is JobState.FINISHED:
             acc = s["test_accuracy"]
+            # Apache SINGA tests every test_freq steps, not after the last one: say which test it was.
+            tested = job.result.get("final", {}).get("test_step")
+            when = f" (tested at step {tested})" if tested is not None and tested != s["steps"] else ""
             console.print(f"{job.job_id}: FINISHED after {s['steps']} steps, test accuracy "
-                          f"{acc if acc is None else format(acc, '.3f')}, restarts {job.restarts}")
+                          f"{acc if acc is None else format(acc, '.3f')}{when}, restarts {job.restarts}")
         else:
             console.print(f"{job.job_id}: {job.state.value}: {job.failure or 'no reason recorded'}")
             for line in job.result.get("last_lines", []):
@@ -367,9 +443,18 @@ def report(jobs: list[Job], console: Console, as_json: bool) -> int:
 
 
 def run_jobs(conf_paths: list[str], opts: RunOptions, wiring: SessionWiring = SessionWiring()) -> int:
-    console = Console(stderr=opts.as_json)
-    specs = build_specs(conf_paths, opts)
+    console = Console(stderr=opts.as_json, soft_wrap=True)  # whole lines: logs are grepped
+    kind = resolve_runtime(opts)
+    specs = build_specs(conf_paths, opts, kind)
     make_delivery(opts, wiring.local_cluster)  # refuse a bad volume root before anything starts
+    if opts.workspace_dir is not None:
+        try:
+            ensure_shared_workspace(opts.workspace_dir, allowed_roots())
+        except DeliveryError as exc:
+            raise UsageError(str(exc)) from None
+    if kind.guessed and any(plan_job(parse_job_text(s.conf_text, s.conf_path), s.plan_options).nprocs > 1
+                            for s in specs):
+        console.print(guess_note(kind))
     session = Session(opts, console, wiring)
     orphans = [j for j in session.store.live_jobs()]
     if orphans:
@@ -392,7 +477,7 @@ def run_jobs(conf_paths: list[str], opts: RunOptions, wiring: SessionWiring = Se
 
 def resume_jobs(job_prefix: str | None, opts: RunOptions, wiring: SessionWiring = SessionWiring()) -> int:
     """Carry on the live jobs of an earlier framework process (same framework id)."""
-    console = Console(stderr=opts.as_json)
+    console = Console(stderr=opts.as_json, soft_wrap=True)  # whole lines: logs are grepped
     session = Session(opts, console, wiring)
     live = session.store.live_jobs()
     if job_prefix:

@@ -27,17 +27,22 @@ import queue
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
 from typing import Any, Callable
 
 import docker
 from pymesos import MesosSchedulerDriver, Scheduler
 
 from scylla_singa.common.transition_table import InstructionDispatch
-from scylla_singa.contracts import CLUSTER_FILE, JOB_CONF, job_network_name
-from scylla_singa.delivery.job_files import Delivery, DeliveryError, cluster_file
+from scylla_singa.contracts import CLUSTER_FILE, ENV_ZK_HOSTS, JOB_CONF, job_network_name, job_zookeeper_alias
+from scylla_singa.delivery.job_files import Artifacts, Delivery, DeliveryError, cluster_file
+from scylla_singa.delivery.volume import share_workspace, shared_workspace_path
+from scylla_singa.jobconf.parse import parse_job_text
 from scylla_singa.swarm.overlays import SwarmError, create_job_network, remove_job_network
 from . import core_events as ev
 from .core import FrameworkCore
+from .job_zookeeper import JobZooKeeper, ZooKeeperError, release_job_zookeeper
 from .mesos_http import MesosHttp, MesosHttpError
 from .model import Job, JobSpec, JobState
 from .progress_book import ProgressBook
@@ -54,10 +59,11 @@ class FrameworkShell(Scheduler):
     def __init__(self, core: FrameworkCore, store: JobStore, delivery: Delivery,
                  docker_manager: docker.DockerClient | None, book: ProgressBook,
                  clock: Callable[[], float] = time.time, tick_s: float = 0.5, io_workers: int = 4,
-                 notify: Callable[[str], None] = log.warning) -> None:
+                 notify: Callable[[str], None] = log.warning, zookeeper: JobZooKeeper | None = None) -> None:
         """`notify` tells the user what happened to the master link, one line per event (the terminal)."""
         self.core, self.store, self.delivery, self.docker = core, store, delivery, docker_manager
         self.notify = notify
+        self.zookeeper = zookeeper
         self.watch = SubscriptionWatch(follows_leader=False)
         self._stopping = False
         self.book, self.clock, self.tick_s = book, clock, tick_s
@@ -237,12 +243,29 @@ class FrameworkShell(Scheduler):
                     network = create_job_network(self.docker, job.job_id).name
                 files = {JOB_CONF: job.spec.conf_text.encode(), CLUSTER_FILE: cluster_file(job.job_id, job.plan)}
                 artifacts = self.delivery.prepare(job.job_id, files, network)
-            except (DeliveryError, SwarmError, docker.errors.DockerException) as exc:
+                artifacts = self._for_runtime(job, artifacts)
+            except (DeliveryError, SwarmError, ZooKeeperError, docker.errors.DockerException) as exc:
                 self.events.put(ev.JobPrepareFailed(job.job_id, f"cannot prepare the job: {exc}"))
                 return
             self.events.put(ev.JobPrepared(job.job_id, artifacts, self._cluster()))
         except Exception:  # noqa: BLE001 - a future's exception is otherwise never seen
             log.exception("preparing job %s", job.job_id)
+
+    def _for_runtime(self, job: Job, artifacts: Artifacts) -> Artifacts:
+        """What the job's runtime needs beyond delivery: a shared workspace (`run --workspace`), and for
+        real SINGA of more than one process a ZooKeeper (its connect string goes into every task)."""
+        spec = job.spec
+        if spec.workspace_dir:
+            conf_workspace = parse_job_text(spec.conf_text, spec.conf_path).proto.cluster.workspace
+            artifacts = share_workspace(artifacts, Path(spec.workspace_dir), shared_workspace_path(conf_workspace))
+        if spec.apache_singa and job.plan.nprocs > 1:
+            if self.zookeeper is None:
+                raise ZooKeeperError("this framework has no ZooKeeper to give a real SINGA job of "
+                                     f"{job.plan.nprocs} processes")
+            hosts = self.zookeeper.prepare(job.job_id, artifacts.network)
+            artifacts = replace(artifacts, env=tuple(kv for kv in artifacts.env if kv[0] != ENV_ZK_HOSTS)
+                                + ((ENV_ZK_HOSTS, hosts),))
+        return artifacts
 
     def _cluster(self):
         master = self.master_address()
@@ -261,7 +284,7 @@ class FrameworkShell(Scheduler):
         t.start()
 
     def _finish_job(self, job_id: str) -> None:
-        """Gather the result, remove the job's network and delivery files, then signal the end."""
+        """Gather the result, remove the job's ZooKeeper, network and delivery files, then signal the end."""
         with self.lock:
             job = self.core.jobs[job_id]
         try:
@@ -270,6 +293,11 @@ class FrameworkShell(Scheduler):
                 result = collect_result(MesosHttp(master), job)
                 with self.lock:
                     job.result.update(result)
+            zk_hosts = dict(job.artifacts.env).get(ENV_ZK_HOSTS) if job.artifacts else None
+            if zk_hosts is None and job.spec.apache_singa and job.plan.nprocs > 1:
+                zk_hosts = job_zookeeper_alias(job_id)   # prepared no further: at most its own server
+            if zk_hosts:   # before the network: the job's own ZooKeeper is attached to it
+                self._release_zookeeper(job, zk_hosts)
             if self.docker is not None:
                 remove_job_network(self.docker, job_id, timeout_s=60)
             self.delivery.cleanup(job_id, keep_workspace=job.state is JobState.FINISHED)
@@ -281,6 +309,14 @@ class FrameworkShell(Scheduler):
             with self.lock:
                 self.store.save(job, self.core.framework_id)
             self.ended.setdefault(job_id, threading.Event()).set()
+
+    def _release_zookeeper(self, job: Job, zk_hosts: str) -> None:
+        try:
+            release_job_zookeeper(zk_hosts, job.job_id, self.docker)
+        except (ZooKeeperError, docker.errors.DockerException) as exc:  # the rest of the cleanup still runs
+            log.warning("removing job %s's ZooKeeper: %s", job.job_id, exc)
+            with self.lock:
+                job.result.setdefault("cleanup_error", str(exc))
 
     # --- pymesos callbacks (never raise) ----------------------------------------
 

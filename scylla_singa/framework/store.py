@@ -145,7 +145,7 @@ def job_to_dict(job: Job) -> dict[str, Any]:
 
 
 def job_from_dict(d: dict[str, Any]) -> Job:
-    spec = JobSpec(**d["spec"])
+    spec = JobSpec(**{**d["spec"], "env": tuple(tuple(kv) for kv in d["spec"].get("env", ()))})
     plan = plan_job(parse_job_text(spec.conf_text, spec.conf_path), spec.plan_options)
     art = d.get("artifacts")
     artifacts = None if art is None else Artifacts(

@@ -6,14 +6,16 @@ USER network (the job's attachable overlay), the process's name on that
 overlay given as a `network-alias` docker parameter (Docker's DNS resolves
 aliases and container names, not hostnames), the job label, the job.conf
 and cluster file as read-only volumes or fetcher URIs, and a kill policy.
+Real SINGA's tasks also get the gang's attempt number (their ZooKeeper
+connect string comes with the job's artifacts).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from scylla_singa.contracts import (ENV_JOB_ID, ENV_PROC_ID, ENV_PROGRESS_URL, ENV_TASK_ID, JOB_LABEL, PROC_LABEL,
-                                    proc_hostname, task_id)
+from scylla_singa.contracts import (ENV_ATTEMPT, ENV_JOB_ID, ENV_PROC_ID, ENV_PROGRESS_URL, ENV_TASK_ID, JOB_LABEL,
+                                    PROC_LABEL, proc_hostname, task_id)
 from scylla_singa.delivery.job_files import Artifacts
 from scylla_singa.jobconf.plan import ProcessPlan
 from .model import JobSpec
@@ -54,10 +56,14 @@ def build_task(spec: JobSpec, proc: ProcessPlan, attempt: int, agent_id: str, ar
         resources.append(scalar_resource("gpus", float(d.gpus), role, allocation_info))
     if net_bw_mbps:
         resources.append(scalar_resource("net_bw", round(net_bw_mbps, 3), role, allocation_info))
-    env = {ENV_JOB_ID: spec.job_id, ENV_PROC_ID: str(proc.id), ENV_TASK_ID: tid,
+    env = {**dict(spec.env), ENV_JOB_ID: spec.job_id, ENV_PROC_ID: str(proc.id), ENV_TASK_ID: tid,
            **dict(artifacts.env)}
     if progress_url:
         env[ENV_PROGRESS_URL] = progress_url
+    if spec.apache_singa:
+        # singa-task keys the attempt's meeting place in ZooKeeper by it: the same in every task of a
+        # gang, a new one for each restart, so a new gang never meets the remains of the old one.
+        env[ENV_ATTEMPT] = str(attempt)
     command: dict[str, Any] = {
         "shell": True,
         "value": command_line(spec, proc.id, artifacts, resume=attempt > 1),

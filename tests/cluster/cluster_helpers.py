@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import random
 import time
 import uuid
@@ -22,11 +21,6 @@ from scylla_singa.cluster.resource_plan import PROCESS_KINDS
 from scylla_singa.cluster.state import ClusterInfo, State
 from scylla_singa.framework.store import JobStore
 from tests.support.scylla_cli import ScyllaCli
-
-
-def singa_image() -> str:
-    """The Apache SINGA image the cluster tests run real SINGA with (SCYLLA_SINGA_IMAGE names another tag)."""
-    return os.environ.get("SCYLLA_SINGA_IMAGE", "singa:latest")
 
 
 def node_client(info: ClusterInfo, index: int) -> docker.DockerClient:

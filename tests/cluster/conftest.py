@@ -53,8 +53,9 @@ from scylla_singa.cluster.config import ClusterConfig
 from scylla_singa.cluster.state import ClusterInfo, State, load
 from scylla_singa.cluster.up_down import down, up
 from scylla_singa.common.waiting import wait_until
+from tests.support.job_confs import REAL_SINGA_IMAGE
 from tests.support.scylla_cli import ScyllaCli
-from .cluster_helpers import (RECOVERIES, assert_clean, cluster_is_healthy, free_subnet_pair, singa_image, unique_prefix,
+from .cluster_helpers import (RECOVERIES, assert_clean, cluster_is_healthy, free_subnet_pair, unique_prefix,
                               write_fault_table)
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -129,7 +130,7 @@ def host_engine() -> docker.DockerClient:
     except docker.errors.DockerException as exc:
         pytest.fail(f"no Docker engine answers ({exc}); run `make setup` first", pytrace=False)
     for tag in ("scylla-tiny:latest", "scylla-hdfs:latest", "scylla-zookeeper:latest", "scylla-singa:latest",
-                singa_image(), "singa-py:latest"):
+                REAL_SINGA_IMAGE, "singa-py:latest"):
         try:
             client.images.get(tag)
         except docker.errors.ImageNotFound:
@@ -153,7 +154,7 @@ def cluster_config(request: pytest.FixtureRequest, tmp_path_factory: pytest.Temp
         mesos = {"masters": 3, "mesos": "apache", "mesos_home": home}
     return ClusterConfig(nodes=3, hdfs=True, zk=True, prefix=unique_prefix("s" if kind == "ours" else "a"),
                          subnet=lan, services_subnet=svc,
-                         images=tuple(dict.fromkeys(("scylla-tiny:latest", singa_image(), "singa-py:latest"))),
+                         images=tuple(dict.fromkeys(("scylla-tiny:latest", REAL_SINGA_IMAGE, "singa-py:latest"))),
                          resources="cpus:4;mem:4096;disk:4096;net_bw:1000",
                          home=str(tmp_path_factory.mktemp(f"scylla-home-{kind}")), agent_timeout=10.0, **mesos)
 

@@ -22,8 +22,9 @@ import hdfs
 from scylla_singa.cluster.state import ClusterInfo
 from scylla_singa.common.waiting import wait_until
 from scylla_singa.framework.mesos_http import MesosHttp
+from tests.support.job_confs import REAL_SINGA_IMAGE
 from tests.support.scylla_cli import REPO, ScyllaCli, last_json
-from .cluster_helpers import HOGWILD, job_conf, leader, singa_image, verify_checkpoints
+from .cluster_helpers import HOGWILD, job_conf, leader, verify_checkpoints
 
 EXAMPLE = REPO / "examples" / "digits-mlp" / "job.conf"
 DOWNPOUR = REPO / "examples" / "frameworks" / "downpour.conf"
@@ -48,7 +49,7 @@ def test_the_example_trains_above_90_percent_and_leaves_nothing(cli: ScyllaCli, 
 def test_apache_singa_itself_trains_the_example(cli: ScyllaCli, cluster: ClusterInfo) -> None:
     """Real SINGA (singa-task in the Apache SINGA image) reads its files from /mnt/scylla like the Python
     runtime, though its sandbox (its working directory) is closed to it."""
-    out = _run(cli, cluster, "--image", singa_image(), conf=EXAMPLE)
+    out = _run(cli, cluster, "--image", REAL_SINGA_IMAGE, conf=EXAMPLE)
     assert out["steps"] == 600 and out["procs"][0]["state"] == "TASK_FINISHED"
     logs = cli.run("logs", "--stderr", out["job"])
     assert "Train @ step" in logs.stdout and "singa-task:" in logs.stdout, logs.stdout[-2000:] + logs.stderr

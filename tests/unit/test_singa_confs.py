@@ -152,3 +152,27 @@ def test_extensions_only_where_singa_declares_a_range() -> None:
 def test_a_list_value_is_not_taken_for_an_extension() -> None:
     parsed = parse_job_text(net('  layer { name: "a" type: kReLU include: [kTrain, kTest] }\n'))
     assert parsed.extensions == () and list(parsed.proto.neuralnet.layer[0].include) == [1, 4]
+
+
+GPU_EXAMPLES = ["examples/alexnet/cudnn.conf", "examples/char-rnn/job.conf", "examples/cifar10/cudnn.conf",
+                "examples/cifar10/cudnn_bm.conf", "examples/cifar10/cudnn_hybrid.conf"]
+
+
+@pytest.mark.parametrize("path", GPU_EXAMPLES)
+def test_singas_gpu_examples_are_refused_on_a_cluster_without_gpus_at_their_gpu_line(path: str) -> None:
+    from scylla_singa.jobconf.gpus import check_gpus
+
+    text = singa_files("examples", ".conf")[path].decode()
+    plan = plan_job(parse_job_text(text, path))
+    gpu_line = next(i for i, line in enumerate(text.splitlines(), 1) if line.startswith("gpu"))
+    with pytest.raises(JobConfError, match=rf"^{path}:{gpu_line}:1: this is a GPU job: each process needs \d GPUs?"
+                                           r" \(`gpu:`\), but the cluster has no agent with GPUs; singa:latest is a CPU"):
+        check_gpus(plan, text, path, [0.0, 0.0], "the cluster")
+    check_gpus(plan, text, path, [0.0, 8.0], "the cluster")     # an agent with enough GPUs: fine
+
+
+def test_cpu_examples_need_no_gpus() -> None:
+    from scylla_singa.jobconf.gpus import check_gpus
+
+    text = singa_files("examples", ".conf")["examples/cifar10/job.conf"].decode()
+    check_gpus(plan_job(parse_job_text(text, "job.conf")), text, "job.conf", [], "this machine")

@@ -14,8 +14,6 @@ The image is `singa:latest` unless SCYLLA_SINGA_IMAGE names another tag
 from __future__ import annotations
 
 import json
-import os
-import re
 import shutil
 import tempfile
 import uuid
@@ -27,11 +25,11 @@ import docker.errors
 import pytest
 
 from scylla_singa.common.waiting import wait_until
-from scylla_singa.contracts import JOB_LABEL, MANAGED_LABEL
+from scylla_singa.contracts import JOB_LABEL, MANAGED_LABEL, ZOOKEEPER_IMAGE
+from tests.support.job_confs import EXAMPLES, REAL_SINGA_IMAGE, conf_with, downpour4  # noqa: F401 - re-exported
 
-IMAGE = os.environ.get("SCYLLA_SINGA_IMAGE", "singa:latest")
-ZK_IMAGE = "scylla-zookeeper:latest"
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+IMAGE = REAL_SINGA_IMAGE
+ZK_IMAGE = ZOOKEEPER_IMAGE
 SANDBOX = "/mnt/mesos/sandbox"
 
 
@@ -65,23 +63,6 @@ def require_real_singa(client: docker.DockerClient) -> None:
     if b"singatool" not in out or b"singa-task" not in out:
         pytest.fail(f"{IMAGE} is not the real Apache SINGA image (no singatool/singa-task): build images/singa",
                     pytrace=False)
-
-
-def conf_with(text: str, **fields: object) -> str:
-    """`text` with top-level scalar fields set (replaced in place, else prepended)."""
-    for key, value in fields.items():
-        text, n = re.subn(rf"^{key}:.*$", f"{key}: {value}", text, count=1, flags=re.M)
-        if not n:
-            text = f"{key}: {value}\n" + text
-    return text
-
-
-def downpour4(**fields: object) -> str:
-    """The project's Downpour conf with each group's two workers in one process: 2 worker + 2 server processes."""
-    text = (EXAMPLES / "frameworks" / "downpour.conf").read_text()
-    text = text.replace("  nservers_per_group: 2\n", "  nservers_per_group: 2\n  nworkers_per_procs: 2\n", 1)
-    assert "nworkers_per_procs: 2" in text
-    return conf_with(text, **fields)
 
 
 @dataclass
