@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from scylla_singa.mesos.api.call_validation import validate_agent_operator_call
-from scylla_singa.mesos.api.codec import AGENT_OPERATOR, CodecError, encode_response, response_media_type
+from scylla_singa.mesos.api.codec import AGENT_OPERATOR, encode_response
 from scylla_singa.mesos.api.fields import build_info
-from scylla_singa.mesos.api.http_answers import CallRefused, method_not_allowed, read_call, text
+from scylla_singa.mesos.api.http_answers import CallRefused, answer_media_type, method_not_allowed, read_call, text
 from . import agent_views
 
 if TYPE_CHECKING:
@@ -60,12 +60,9 @@ class AgentOperatorEndpoint:
             return method_not_allowed(request.method)
         try:
             call, _ = await read_call(request, AGENT_OPERATOR, validate_agent_operator_call)
+            media_type = answer_media_type(request)
         except CallRefused as refused:
             return refused.response
-        try:
-            media_type = response_media_type(request.headers.get("Accept"))
-        except CodecError as exc:
-            return text(exc.status, exc.message)
         kind = call["type"]
         handler = self.handlers.get(kind)
         if handler is None:

@@ -14,17 +14,16 @@ started here (Mesos says which of framework and executor it lacks).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import TYPE_CHECKING
 
 from aiohttp import web
 
 from scylla_singa.mesos.api.call_validation import validate_executor_call
-from scylla_singa.mesos.api.codec import EXECUTOR, CodecError, MediaType, response_media_type
+from scylla_singa.mesos.api.codec import EXECUTOR, MediaType
 from scylla_singa.mesos.api.event_stream import EventStream
 from scylla_singa.mesos.api.fields import value
-from scylla_singa.mesos.api.http_answers import CallRefused, accepted, method_not_allowed, read_call, text
+from scylla_singa.mesos.api.http_answers import CallRefused, answer_media_type, accepted, method_not_allowed, read_call, text
 
 if TYPE_CHECKING:
     from .executor_runner import CustomExecutor, ExecutorRunner
@@ -57,9 +56,9 @@ class ExecutorEndpoint:
         kind = call["type"]
         if kind == "SUBSCRIBE":
             try:
-                media_type = response_media_type(request.headers.get("Accept"))
-            except CodecError as exc:
-                return text(exc.status, exc.message)
+                media_type = answer_media_type(request)
+            except CallRefused as refused:
+                return refused.response
             return await self._subscribe(request, ex, call.get("subscribe") or {}, media_type)
         if ex.stream is None:
             return text(403, "Executor is not subscribed")
@@ -81,11 +80,7 @@ class ExecutorEndpoint:
                  if isinstance(t, dict)}
         self.runner.subscribed(ex, stream, known)
         try:
-            await stream.pump()
-            await resp.write_eof()
-        except (ConnectionError, asyncio.CancelledError, RuntimeError):
-            pass
+            await stream.serve()
         finally:
-            stream.closed = True
             self.runner.disconnected(ex, stream)
         return resp

@@ -89,3 +89,14 @@ class EventStream(QueuedOutbox):
                     return
                 data += more
             await self.resp.write(data)
+
+    async def serve(self) -> None:
+        """Write events until the stream is closed here or the subscriber goes away, then end the
+        response; marks the stream closed either way (the caller then forgets the subscriber)."""
+        try:
+            await self.pump()
+            await self.resp.write_eof()
+        except (ConnectionError, asyncio.CancelledError, RuntimeError):
+            pass
+        finally:
+            self.closed = True

@@ -17,7 +17,7 @@ from typing import Any
 from aiohttp import web
 
 from .call_validation import CallInvalid
-from .codec import Api, CodecError, JsonDict, MediaType, decode_call, request_media_type
+from .codec import Api, CodecError, JsonDict, MediaType, decode_call, request_media_type, response_media_type
 
 MAX_BODY = 16 * 1024 * 1024
 
@@ -82,3 +82,12 @@ async def read_call(request: web.Request, api: Api, validate: Callable[[JsonDict
     except CallInvalid as exc:
         raise CallRefused(text(400, exc.message)) from None
     return call, media_type
+
+
+def answer_media_type(request: web.Request) -> MediaType:
+    """The media type to answer in, from the request's Accept header; raises CallRefused (406) when
+    none of what it accepts is JSON or protobuf."""
+    try:
+        return response_media_type(request.headers.get("Accept"))
+    except CodecError as exc:
+        raise CallRefused(text(exc.status, exc.message)) from None

@@ -24,9 +24,9 @@ from typing import Any
 from aiohttp import web
 
 from scylla_singa.mesos.api.call_validation import validate_master_operator_call
-from scylla_singa.mesos.api.codec import MASTER_OPERATOR, CodecError, MediaType, encode_response, response_media_type
+from scylla_singa.mesos.api.codec import MASTER_OPERATOR, MediaType, encode_response
 from scylla_singa.mesos.api.fields import value
-from scylla_singa.mesos.api.http_answers import CallRefused, accepted, method_not_allowed, read_call, text
+from scylla_singa.mesos.api.http_answers import CallRefused, answer_media_type, accepted, method_not_allowed, read_call, text
 from . import operator_v1
 from scylla_singa.mesos.api.event_stream import EventStream
 from .master_core import Master
@@ -104,12 +104,9 @@ class OperatorEndpoint:
             return method_not_allowed(request.method)
         try:
             call, _ = await read_call(request, MASTER_OPERATOR, validate_master_operator_call)
+            media_type = answer_media_type(request)
         except CallRefused as refused:
             return refused.response
-        try:
-            media_type = response_media_type(request.headers.get("Accept"))
-        except CodecError as exc:
-            return text(exc.status, exc.message)
         kind = call["type"]
         if kind == "SUBSCRIBE":
             return await self._subscribe(request, media_type)
@@ -134,12 +131,8 @@ class OperatorEndpoint:
         stream = EventStream(resp, MASTER_OPERATOR, media_type, as_mesos=True)
         self.m.operator_events.subscribe(stream)
         try:
-            await stream.pump()
-            await resp.write_eof()
-        except (ConnectionError, asyncio.CancelledError, RuntimeError):
-            pass
+            await stream.serve()
         finally:
-            stream.closed = True
             self.m.operator_events.unsubscribe(stream)
         return resp
 

@@ -17,7 +17,6 @@ framework or stream, 403 not subscribed).
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from typing import Any
 
@@ -113,12 +112,8 @@ class SchedulerEndpoint:
         stream.counts = fw.counters
         count_call(self.m, fw, call)
         try:
-            await stream.pump()
-            await resp.write_eof()
-        except (ConnectionError, asyncio.CancelledError, RuntimeError):
-            pass
+            await stream.serve()
         finally:
-            stream.closed = True
             self.m.stream_closed(fw_id, stream)
         return resp
 
