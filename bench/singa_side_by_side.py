@@ -651,14 +651,31 @@ def section(data: dict[str, Any]) -> Section:
         "SIZE=full` runs the full MNIST MLP (1,000 steps) three times and reports medians.",
         "Launch to first report counts, for the framework, the embedded master and agent starting, subscribing, "
         "planning, the job's overlay, delivery and the agent's container start; by hand, only `docker run`. "
-        "Both end at SINGA's first display, the test at step 0, so SINGA's own start (reading the data, "
-        "initialising parameters) is in both.",
+        "Both end at the runtime's first display, so its own start (reading the data, initialising parameters) "
+        "is in both: Apache SINGA's test at step 0, singa-py's first training display (after `disp_freq` steps: "
+        "10 on the MNIST MLP, which is why singa-py's first report comes late there). The framework's "
+        "difference is the number to read; it is seconds, whatever the model.",
         "Steps/s counts the tests that fall between the first and last training display (the same tests on both "
         "images); CPU per step divides the container's whole CPU time (start-up and tests included) by the "
         "conf's train_steps. The framework's own processes (`run`, the embedded master and agent) are not in "
-        "the container CPU.",
+        "the container CPU. Peak memory is the cgroup's maximum, read with the CPU: a container that lives "
+        "only a few seconds can be gone before it is read at its peak (the digits MLP's few MB).",
         f"Images: {', '.join(f'{k} {v}' for k, v in data.get('images', {}).items())}.",
+        "singa-py's image takes numpy from Debian's python3-numpy, which is linked to the reference BLAS "
+        "(`numpy.show_config()` in singa-py:latest lists `blas` and no OpenBLAS), while Apache SINGA links "
+        "OpenBLAS: on the 10 M-parameter MLP singa-py's speed here is that of reference matrix products. A numpy "
+        "with OpenBLAS (such as the wheel in the venv) would narrow the gap; that is not measured here.",
     ]
+    for key, conf in data["confs"].items():
+        if conf.get("mem_mb"):
+            peaks = {rt.image: median_of([r for r in runs if r["conf"] == key and r["runtime"] == rt.key
+                                          and not r.get("error")], "mem_peak_mb") for rt in RUNTIMES}
+            notes.append(f"The {conf['title']} ran with {conf['mem_mb']:,} MB on both images and both ways "
+                         f"(`run --mem`, `docker run --memory`): `plan` gives it {conf.get('planned_mem_mb', '?')} "
+                         "MB, in which real SINGA trains but singa-py's task was OOM-killed in a first run "
+                         "(TASK_FAILED, REASON_CONTAINER_LIMITATION_MEMORY). Peak memory here: "
+                         + ", ".join(f"{img} {'-' if v is None else f'{v:,.0f} MB'}" for img, v in peaks.items())
+                         + ".")
     intro = __doc__.split("\n\n", 1)[1].strip()
     return Section("singa_side_by_side", "7. Apache SINGA side by side with the Python runtime", intro, tables, plots,
                    notes, headline)
