@@ -22,7 +22,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results"
 DOCS = REPO / "docs"
-ORDER = ("allocation", "scale", "placement", "launch", "network", "training")
+ORDER = ("allocation", "scale", "placement", "launch", "network", "training", "singa_side_by_side")
 TITLES = {
     "allocation": "1. Allocation round",
     "scale": "2. The Mesos paper's scalability experiment",
@@ -30,6 +30,7 @@ TITLES = {
     "launch": "4. Job launch latency",
     "network": "5. Network: ZeroMQ over the overlay",
     "training": "6. Training throughput",
+    "singa_side_by_side": "7. Apache SINGA side by side with the Python runtime",
 }
 
 
