@@ -14,6 +14,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 
@@ -30,6 +31,7 @@ from scylla_singa.contracts import JOB_LABEL, MANAGED_LABEL, job_network_name
 # another job's address through the host; one DROP rule for the pool on
 # docker_gwbridge keeps jobs apart (and such packets on this host).
 JOB_POOL = ipaddress.ip_network("10.213.0.0/16")
+_CREATING = threading.Lock()   # create_job_network: one subnet pick at a time in this process
 ISOLATION_RULE = ["DOCKER-USER", "-i", "docker_gwbridge", "-d", str(JOB_POOL), "-j", "DROP"]
 
 
@@ -121,27 +123,43 @@ def remove_containers(containers) -> None:
 
 
 def create_job_network(client: docker.DockerClient, job_id: str, encrypted: bool = False) -> Network:
-    """Create (or return the existing) attachable overlay of `job_id`. Needs a swarm manager."""
+    """Create (or return the existing) attachable overlay of `job_id`. Needs a swarm manager.
+
+    One at a time in this process: a subnet is picked from those no network
+    uses yet, and a network counts as using one only once the swarm has
+    allocated it (asynchronously), so two jobs prepared at once would pick
+    the same /24 and the second would never be allocated. A network the
+    swarm does not allocate (another process took its subnet) is removed and
+    the next /24 tried.
+    """
     name = job_network_name(job_id)
-    existing = [n for n in client.networks.list(names=[name]) if n.name == name]
-    if existing:
-        net = existing[0]
-        if net.attrs.get("Labels", {}).get(JOB_LABEL) != job_id:
-            raise SwarmError(f"network {name} exists but does not belong to job {job_id}; remove it or rename the job")
-        return net
-    options = {"encrypted": "true"} if encrypted else {}
-    for subnet in _free_subnets(client):
-        ipam = docker.types.IPAMConfig(pool_configs=[docker.types.IPAMPool(subnet=str(subnet))])
-        try:
-            net = client.networks.create(name, driver="overlay", attachable=True, check_duplicate=True, ipam=ipam,
-                                         options=options, labels={JOB_LABEL: job_id, MANAGED_LABEL: "true"})
-        except docker.errors.APIError as exc:
-            if "overlap" in str(exc).lower() or "pool" in str(exc).lower():
-                continue  # taken by a network created meanwhile: try the next one
-            raise
-        return _wait_allocated(net)
-    raise SwarmError(f"no free /24 left in the job network pool {JOB_POOL}; remove finished jobs' networks "
-                     "(`scylla-singa swarm gc`)")
+    with _CREATING:
+        existing = [n for n in client.networks.list(names=[name]) if n.name == name]
+        if existing:
+            net = existing[0]
+            if net.attrs.get("Labels", {}).get(JOB_LABEL) != job_id:
+                raise SwarmError(f"network {name} exists but does not belong to job {job_id}; "
+                                 "remove it or rename the job")
+            return _wait_allocated(net)
+        options = {"encrypted": "true"} if encrypted else {}
+        unallocated = ""
+        for subnet in _free_subnets(client):
+            ipam = docker.types.IPAMConfig(pool_configs=[docker.types.IPAMPool(subnet=str(subnet))])
+            try:
+                net = client.networks.create(name, driver="overlay", attachable=True, check_duplicate=True,
+                                             ipam=ipam, options=options,
+                                             labels={JOB_LABEL: job_id, MANAGED_LABEL: "true"})
+            except docker.errors.APIError as exc:
+                if "overlap" in str(exc).lower() or "pool" in str(exc).lower():
+                    continue  # taken by a network created meanwhile: try the next one
+                raise
+            try:
+                return _wait_allocated(net)
+            except SwarmError as exc:
+                unallocated = f" (the last: {exc})"
+                net.remove()
+        raise SwarmError(f"no free /24 left in the job network pool {JOB_POOL}{unallocated}; remove finished "
+                         "jobs' networks (`scylla-singa swarm gc`)")
 
 
 def _free_subnets(client: docker.DockerClient):

@@ -84,3 +84,18 @@ def test_job_networks_come_from_the_pool_behind_the_isolation_rule(docker_client
         assert subprocess.run(["iptables", "-C", *ISOLATION_RULE]).returncode == 0
     finally:
         remove_job_network(docker_client, job)
+
+
+def test_job_networks_created_at_once_each_get_a_subnet_of_their_own(docker_client, swarm_manager) -> None:
+    """The framework prepares jobs on a pool of threads: overlays created at the same moment must not pick
+    the same free /24 (the swarm would never allocate the second; the job failed after 15 s)."""
+    from concurrent.futures import ThreadPoolExecutor
+    jobs = [f"at-once-{i}-{uuid.uuid4().hex[:6]}" for i in range(4)]
+    try:
+        with ThreadPoolExecutor(len(jobs)) as pool:
+            nets = list(pool.map(lambda j: create_job_network(docker_client, j), jobs))
+        subnets = [n.attrs["IPAM"]["Config"][0]["Subnet"] for n in nets]
+        assert len(set(subnets)) == len(jobs), subnets
+    finally:
+        for j in jobs:
+            remove_job_network(docker_client, j)

@@ -11,6 +11,7 @@ import pytest
 
 from .real_singa import EXAMPLES, IMAGE, SANDBOX, Gang, conf_with, labels, new_job_id, reports, require_real_singa, \
     shared_dir, wait_until
+from scylla_singa.contracts import JOB_FILES_DIR
 from scylla_singa.framework.model import DEFAULT_COMMAND
 
 
@@ -91,9 +92,11 @@ def test_the_frameworks_command_template_runs_real_singa(docker_client: docker.D
     (sandbox / "job.conf").write_text((EXAMPLES / "digits-mlp" / "job.conf").read_text())
     (sandbox / "cluster.json").write_text('{"job": "j", "nprocs": 1, "procs": [{"id": 0, "host": "j-proc-0", "port": 6723}]}')
     command = DEFAULT_COMMAND.format(proc=0, workspace="/workspace")
+    # The job's files at JOB_FILES_DIR, read-only, where the framework mounts them (outside the sandbox).
     c = docker_client.containers.create(
         IMAGE, ["/bin/sh", "-c", command], labels=labels(new_job_id("cmd")), working_dir=SANDBOX,
-        volumes={str(sandbox): {"bind": SANDBOX, "mode": "rw"}, str(workspace): {"bind": "/workspace", "mode": "rw"}})
+        volumes={str(sandbox): {"bind": JOB_FILES_DIR, "mode": "ro"},
+                 str(workspace): {"bind": "/workspace", "mode": "rw"}})
     try:
         c.start()
         wait_until(lambda: (c.reload(), c.status)[1] == "exited", 120, "the task to end")
