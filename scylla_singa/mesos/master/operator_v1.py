@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from scylla_singa.mesos.api.fields import build_info
-from .operator_views import AGENT_CAPABILITIES, master_flags, total
+from .operator_views import AGENT_CAPABILITIES, master_flags, roles_in_use, total
 
 if TYPE_CHECKING:
     from .master_core import Master
@@ -150,13 +150,10 @@ def get_state(m: Master) -> JsonDict:
 
 
 def get_roles(m: Master) -> JsonDict:
-    weights = dict(m.cfg.role_weights)
-    names = sorted({f.role for f in m.frameworks.values()} | set(weights))
     roles = []
-    for name in names:
-        fws = [f for f in m.frameworks.values() if f.role == name]
+    for name, weight, fws in roles_in_use(m):
         held = total(t.resources for f in fws for t in f.tasks.values())
-        roles.append({"name": name, "weight": float(weights.get(name, 1.0)),
+        roles.append({"name": name, "weight": weight,
                       "frameworks": [{"value": f.id} for f in fws],
                       "resources": held.to_json(allocation_role=name)})
     return {"roles": roles}
