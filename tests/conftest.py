@@ -15,3 +15,5 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "/tests/docker/" in str(item.fspath):
             item.add_marker(pytest.mark.docker)
+        if "/tests/security/" in str(item.fspath):
+            item.add_marker(pytest.mark.security)
