@@ -58,34 +58,56 @@ async def _serve(start, stop) -> None:
 @click.option("--agent-ping-timeout", default="15s", show_default=True, type=Duration(), help="Interval of the master's pings to agents.")
 @click.option("--max-agent-ping-timeouts", default=5, show_default=True, type=click.IntRange(min=1), help="An agent silent for this many ping intervals is unreachable: removed, its tasks LOST.")
 @click.option("--agent-reregister-timeout", default="75s", show_default=True, type=Duration(), help="A disconnected agent is removed (its tasks LOST) after ...; also how long a new leader waits for agents of the former one.")
-@click.option("--credentials", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None, help="Require HTTP Basic authentication of frameworks; JSON {\"credentials\": [{principal, secret}]} or 'principal secret' lines.")
+@click.option("--credentials", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None, help="Who may call this master (frameworks, agents, operators; HTTP Basic): JSON {\"credentials\": [{principal, secret}]} or 'principal secret' lines. Default: the master makes its own in --work-dir on first start (credentials.json, and framework.credential and agent.credential to hand out).")
+@click.option("--insecure", is_flag=True, help="Let anyone call every endpoint without credentials (a trusted private network only; never on a public address).")
+@click.option("--authenticate-http-readonly/--no-authenticate-http-readonly", default=True, show_default=True, help="Also ask credentials for the read-only endpoints (/master/state, /metrics/snapshot, the web UI), as Mesos's --authenticate_http_readonly.")
+@click.option("--acls", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None, help="Authorization rules (YAML or JSON): which principals may register frameworks in which roles, run tasks as which users, tear down which frameworks, register agents. See README, Security.")
 @click.option("--role-weights", default="", help="DRF weights of roles, e.g. 'prod=3,dev=1'.")
 @click.option("--zk", default=None, help="zk://host:2181/mesos: elect a leader among masters and publish it where frameworks look.")
 @click.option("-v", "--verbose", is_flag=True, help="Log at debug level.")
 def master(host, advertise_ip, port, work_dir, allocator, allocation_interval, offer_timeout, heartbeat_interval,
-           agent_ping_timeout, max_agent_ping_timeouts, agent_reregister_timeout, credentials, role_weights, zk,
-           verbose) -> None:
+           agent_ping_timeout, max_agent_ping_timeouts, agent_reregister_timeout, credentials, insecure,
+           authenticate_http_readonly, acls, role_weights, zk, verbose) -> None:
     """Run a Mesos-compatible master: the v1 scheduler API at /api/v1/scheduler
     (pymesos and other Mesos 1.x frameworks work unchanged), resource offers by
     DRF, and the operator endpoints /master/state, /metrics/snapshot, /health."""
-    from scylla_singa.mesos.master.credentials import CredentialsError, load_credentials
+    from scylla_singa.mesos.api.credentials import CredentialsError, ensure_master_credentials, load_credentials
+    from scylla_singa.mesos.master.acls import AclError, load_acls
     from scylla_singa.mesos.master.election import StandaloneElector, ZooKeeperElector
     from scylla_singa.mesos.master.master_http import MasterServer
     from scylla_singa.mesos.master.master_records import MasterConfig
     from scylla_singa.ui import master_page
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    if insecure and credentials:
+        raise click.UsageError("--insecure and --credentials contradict each other: give one")
+    work_dir = work_dir or _home("master")
     try:
-        creds = load_credentials(credentials) if credentials else None
-    except CredentialsError as exc:
+        if insecure:
+            creds = None
+        elif credentials:
+            creds = load_credentials(credentials)
+        else:
+            creds, made = ensure_master_credentials(work_dir)
+            click.echo(f"credentials: {made} (frameworks and operators: {made.parent}/framework.credential, "
+                       f"agents: {made.parent}/agent.credential)", err=True)
+        rules = load_acls(acls) if acls else None
+    except (CredentialsError, AclError) as exc:
         raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"cannot make the master's credentials in {work_dir}: {exc.strerror}; "
+                                   "pick another --work-dir or give --credentials FILE") from None
+    if insecure:
+        click.echo("warning: --insecure: anyone who reaches this master may register frameworks and agents and "
+                   "run tasks", err=True)
     if host == "0.0.0.0" and not advertise_ip:
         from scylla_singa.swarm.overlays import default_advertise_address
         advertise_ip = default_advertise_address()
-    cfg = MasterConfig(host=host, port=port, advertise_host=advertise_ip, work_dir=work_dir or _home("master"),
+    cfg = MasterConfig(host=host, port=port, advertise_host=advertise_ip, work_dir=work_dir,
                        allocator=allocator, allocation_interval=allocation_interval, offer_timeout=offer_timeout,
                        heartbeat_interval=heartbeat_interval, agent_ping_interval=agent_ping_timeout,
                        agent_ping_misses=max_agent_ping_timeouts, agent_reregister_timeout=agent_reregister_timeout,
-                       credentials=creds, role_weights=_weights(role_weights))
+                       credentials=creds, authenticate_readonly=authenticate_http_readonly, acls=rules,
+                       role_weights=_weights(role_weights))
     cfg.work_dir.mkdir(parents=True, exist_ok=True)
     server = MasterServer(cfg, ZooKeeperElector(zk) if zk else StandaloneElector(),
                           extra_routes=[master_page.routes])
@@ -131,6 +153,36 @@ def _hold_agent_work_dir(work_dir: Path) -> None:
                                    f"--work-dir DIR") from None
 
 
+def _agent_credentials(credential_file: Path | None, http_credentials: Path | None, insecure: bool):
+    """(the agent's Credential, who may call its endpoints): from the flags, else the files a master on this
+    machine with its default work dir made; neither and not --insecure: a clear refusal."""
+    from scylla_singa.mesos.api.credentials import (AGENT_CREDENTIAL_FILE, CREDENTIALS_FILE, CredentialsError,
+                                                    load_credential, load_credentials)
+    if insecure:
+        if credential_file or http_credentials:
+            raise click.UsageError("--insecure contradicts --credential/--http-credentials: give one")
+        click.echo("warning: --insecure: this agent's endpoints answer anyone", err=True)
+        return None, None
+    local = _home("master")
+    own = credential_file or (local / AGENT_CREDENTIAL_FILE)
+    callers = http_credentials or (local / CREDENTIALS_FILE)
+    try:
+        credential = load_credential(own) if credential_file or _readable(own) else None
+        accepted = load_credentials(callers) if http_credentials or _readable(callers) else None
+    except CredentialsError as exc:
+        raise click.ClickException(str(exc)) from None
+    if credential is None:
+        raise click.UsageError(
+            "this agent has no credential to register with: give --credential FILE (the master makes "
+            "agent.credential in its work dir on first start; copy it here, mode 0600), or --insecure "
+            "for a master started with --insecure")
+    return credential, accepted
+
+
+def _readable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.R_OK)
+
+
 @click.command()
 @click.option("--master", "master_addr", required=True, help="HOST:PORT of the master, or zk://host:2181/mesos.")
 @click.option("--host", default="0.0.0.0", show_default=True, help="Address the agent's HTTP endpoints listen on.")
@@ -145,11 +197,15 @@ def _hold_agent_work_dir(work_dir: Path) -> None:
 @click.option("--allowed-host-paths", default=None, help="Colon-separated roots that Docker volumes may mount [default: $SCYLLA_HOME/jobs].")
 @click.option("--hdfs", default=None, help="WebHDFS URL (http://namenode:9870) used to fetch hdfs:// URIs.")
 @click.option("--gc-delay", default="7d", show_default=True, type=Duration(), help="Keep a finished task's sandbox this long.")
+@click.option("--credential", "credential_file", type=click.Path(dir_okay=False, path_type=Path), default=None, envvar="SCYLLA_AGENT_CREDENTIAL", help="How this agent proves itself to the master: a file with one principal and its secret (JSON {principal, secret} or 'principal secret'), e.g. the master's agent.credential [env: SCYLLA_AGENT_CREDENTIAL; default: $SCYLLA_HOME/master/agent.credential when readable].")
+@click.option("--http-credentials", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Who may call this agent's endpoints (/state, /files/*, the operator API): a credentials file like the master's [default: $SCYLLA_HOME/master/credentials.json when readable; the agent's own credential is always accepted].")
+@click.option("--insecure", is_flag=True, help="Register without a credential and let anyone call this agent's endpoints (a trusted private network only).")
 @click.option("--simulate", is_flag=True, help="Run nothing: 'sleep N' ends after N s, 'exit K' with code K, else runs until killed.")
 @click.option("--count", default=1, show_default=True, type=int, help="With --simulate: this many agents on one connection.")
 @click.option("-v", "--verbose", is_flag=True, help="Log at debug level.")
 def agent(master_addr, host, advertise_ip, hostname, port, resources, attributes, docker_host, no_docker, work_dir,
-          allowed_host_paths, hdfs, gc_delay, simulate, count, verbose) -> None:
+          allowed_host_paths, hdfs, gc_delay, credential_file, http_credentials, insecure, simulate, count,
+          verbose) -> None:
     """Run a Mesos-compatible agent: registers with the master, runs tasks as
     Docker containers (or plain processes without a ContainerInfo), serves
     /state and /files/read for the tasks' sandboxes."""
@@ -164,9 +220,10 @@ def agent(master_addr, host, advertise_ip, hostname, port, resources, attributes
         raise click.BadParameter(str(exc)) from None
     if count < 1 or (count > 1 and not simulate):
         raise click.BadParameter("--count needs --simulate and must be at least 1")
+    credential, accepted = _agent_credentials(credential_file, http_credentials, insecure)
     if simulate and count > 1:
         fleet = SimulatedFleet(master_addr, count, resources or DEFAULT_SIM_RESOURCES, attributes or "",
-                               hostname_prefix=hostname or "sim")
+                               hostname_prefix=hostname or "sim", credential=credential)
 
         async def start_fleet() -> None:
             await fleet.start()
@@ -182,7 +239,7 @@ def agent(master_addr, host, advertise_ip, hostname, port, resources, attributes
     cfg = AgentConfig(master=master_addr, host=host, port=port, hostname=hostname, advertise_ip=advertise_ip,
                       resources=resources, attributes=attributes, work_dir=work_dir,
                       docker_host=docker_host, use_docker=not no_docker, simulate=simulate, hdfs=hdfs,
-                      gc_delay=gc_delay)
+                      gc_delay=gc_delay, credential=credential, http_credentials=accepted)
     if roots is not None:
         cfg.allowed_host_paths = roots
     node = Agent(cfg)

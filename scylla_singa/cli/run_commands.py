@@ -22,11 +22,13 @@ from rich.table import Table
 from scylla_singa.cluster.state import local_cluster
 from scylla_singa.common.home import allowed_roots, scylla_home
 from scylla_singa.contracts import DEFAULT_COMMAND
+from scylla_singa.framework.credential_source import find_credential
 from scylla_singa.framework.log_routing import framework_log_file, route_logs
 from scylla_singa.framework.mesos_http import MesosHttp, MesosHttpError
 from scylla_singa.framework.runtime_kind import AUTO, RUNTIME_CHOICES
 from scylla_singa.framework.session import RunOptions, SessionWiring, UsageError, job_summary, resume_jobs, run_jobs
 from scylla_singa.framework.store import JobStore
+from scylla_singa.mesos.api.credentials import Credential, CredentialsError, credential_json, write_private
 from scylla_singa.mesos.embedded import AgentSpec, EmbeddedMesos
 from scylla_singa.placement.policy import builtin_policy_names
 from scylla_singa.ui import job_view, master_page
@@ -50,6 +52,11 @@ def run_options(f):
         click.option("--master", help="Mesos master: HOST:PORT or zk://HOST:PORT/mesos. Default: the local "
                                       "cluster (`scylla-singa cluster up`) if running, else an embedded master "
                                       "and agent on this machine's Docker engine."),
+        click.option("--credential", "credential_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                     help="A file with the principal and secret this framework authenticates to the master with "
+                          "(the master's framework.credential). Default: $SCYLLA_CREDENTIAL, else "
+                          "$SCYLLA_PRINCIPAL with $SCYLLA_SECRET, else the local cluster's, else "
+                          "$SCYLLA_HOME/master/framework.credential; an embedded master needs none."),
         click.option("--policy", default="spread", show_default=True,
                      help=f"Placement policy: {', '.join(builtin_policy_names())}, or a YAML file."),
         click.option("--deliver", type=click.Choice(["volume", "hdfs"]), default="volume", show_default=True,
@@ -102,7 +109,7 @@ def _opts(kw: dict) -> RunOptions:
                       mem_mb=kw["mem_mb"], command=kw["command"], as_json=kw["as_json"],
                       agent_resources=kw["agent_resources"], advertise_ip=kw["advertise_ip"], linger_s=kw["linger"],
                       api_port=kw["api_port"], runtime=kw["runtime"], zk=kw["zk"], workspace_dir=kw["workspace_dir"],
-                      env=tuple(kw["env"]))
+                      env=tuple(kw["env"]), credential_file=kw["credential_file"])
 
 
 def _start_embedded(opts: RunOptions) -> EmbeddedMesos:
@@ -111,7 +118,26 @@ def _start_embedded(opts: RunOptions) -> EmbeddedMesos:
     embedded = EmbeddedMesos([agent], allowed_host_paths=list(allowed_roots()), hdfs=opts.hdfs,
                              master_routes=[master_page.routes])
     embedded.start()
+    # Its web UI asks for credentials like any master's: the secret (made for this run only) goes to a 0600
+    # file for the user's browser, never to the terminal.
+    cred = embedded.framework_credential
+    path = scylla_home() / EMBEDDED_CREDENTIAL_FILE
+    path.unlink(missing_ok=True)
+    write_private(path, credential_json(cred))
+    click.echo(f"the embedded master's web UI asks for user {cred.principal} and the secret in {path}", err=True)
     return embedded
+
+
+EMBEDDED_CREDENTIAL_FILE = "embedded-master.credential"
+
+
+def mesos_credential() -> Credential | None:
+    """What the job commands authenticate to Mesos with (framework/credential_source.py's places)."""
+    info = local_cluster()
+    try:
+        return find_credential(None, Path(info.credential_file) if info and info.credential_file else None)
+    except CredentialsError as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 WIRING = SessionWiring(local_cluster=local_cluster, start_embedded=_start_embedded, ui_routes=job_view.routes)
@@ -263,7 +289,7 @@ def logs(job: str, proc: int, stream: str, follow: bool) -> None:
     fid = next((f for j, _, f, _ in store.jobs() if j == job_id), None)
     master = store.get_meta(JobStore.leader_key(fid))
     try:
-        mesos = MesosHttp(master)
+        mesos = MesosHttp(master, mesos_credential())
         url = mesos.agent_url(task.agent_id)
         directory = mesos.sandbox(url, task.task_id)
         if directory is None:

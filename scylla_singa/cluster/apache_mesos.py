@@ -36,6 +36,7 @@ import docker.errors
 import requests
 
 from scylla_singa.common.waiting import wait_until
+from scylla_singa.mesos.api.credentials import FRAMEWORK_PRINCIPAL, Credential, load_credentials
 
 from . import launcher, netns
 
@@ -121,6 +122,22 @@ def agent_timeout_flags(seconds: float | None) -> dict[str, str]:
     if seconds is None:
         return {}
     return {"agent_ping_timeout": f"{seconds / 5 * 1000:g}ms", "max_agent_ping_timeouts": "5"}
+
+
+def master_auth_flags(credentials_file: str) -> dict[str, str]:
+    """A mesos-master's flags for what our own master does by default: frameworks (HTTP Basic), agents
+    (SASL CRAM-MD5, libsasl2-modules) and every HTTP endpoint authenticated against one credentials file."""
+    return {"credentials": credentials_file, "authenticate_frameworks": "true",
+            "authenticate_http_frameworks": "true", "http_framework_authenticators": "basic",
+            "authenticate_agents": "true", "authenticate_http_readonly": "true",
+            "authenticate_http_readwrite": "true"}
+
+
+def agent_auth_flags(credential_file: str, http_credentials_file: str) -> dict[str, str]:
+    """A mesos-agent's flags: it proves itself to the master with `credential_file`; callers of its HTTP
+    endpoints (the framework reading sandboxes, the operator) prove themselves against the credentials."""
+    return {"credential": credential_file, "http_credentials": http_credentials_file,
+            "authenticate_http_readonly": "true", "authenticate_http_readwrite": "true"}
 
 
 def agent_argv(install: MesosInstall, master: str, ip: str, port: int, hostname: str, work_dir: str,
@@ -240,7 +257,7 @@ def shut_down_agent(daemon: MesosDaemon, timeout_s: float = 60) -> None:
     remove the task containers it leaves on its engine (their removal timers die with it); idempotent."""
     if not daemon.running():
         return
-    containers = agent_containers(daemon.address)
+    containers = agent_containers(daemon.address, http_credential(daemon.argv))
     os.kill(daemon.pid, signal.SIGUSR1)
     try:
         wait_until(lambda: not daemon.running(), timeout_s, f"{daemon.name} to shut down")
@@ -249,10 +266,22 @@ def shut_down_agent(daemon: MesosDaemon, timeout_s: float = 60) -> None:
     remove_containers(flag_of(daemon.argv, "docker_socket"), containers)
 
 
-def agent_containers(address: str) -> list[str]:
+def http_credential(argv: list[str]) -> Credential | None:
+    """A credential the daemon of `argv` accepts on its HTTP endpoints (from its --http_credentials or
+    --credentials file); None when it asks none."""
+    path = flag_of(argv, "http_credentials") or flag_of(argv, "credentials")
+    if not path:
+        return None
+    known = load_credentials(Path(path))
+    principal = FRAMEWORK_PRINCIPAL if FRAMEWORK_PRINCIPAL in known else next(iter(known))
+    return Credential(principal, known[principal])
+
+
+def agent_containers(address: str, credential: Credential | None = None) -> list[str]:
     """Docker names of the containers an agent ran (Mesos names them mesos-<container id>)."""
     try:
-        state = requests.get(f"http://{address}/state", timeout=10).json()
+        state = requests.get(f"http://{address}/state", timeout=10,
+                             headers=credential.headers() if credential else None).json()
     except (requests.RequestException, ValueError):
         return []
     return [f"mesos-{ex['container']}" for fw in state.get("frameworks", []) + state.get("completed_frameworks", [])

@@ -12,11 +12,13 @@ import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import docker
 
 from scylla_singa.images import node_sync
+from scylla_singa.mesos.api.credentials import ensure_master_credentials
 from scylla_singa.swarm.overlays import ensure_job_isolation
 from . import apache_mesos, engines, launcher, netns, services, swarmjoin
 from .netns import create_veth
@@ -42,6 +44,12 @@ class Skip(Exception):
 def directories(ctx: Context, name: str, paths: list[str]) -> Facts:
     for p in paths:
         os.makedirs(p, exist_ok=True)
+    return {}
+
+
+def credentials(ctx: Context, name: str, dir: str) -> Facts:
+    """The cluster's secrets (kept across `up`s of the same data dir, like a master's own)."""
+    ensure_master_credentials(Path(dir))
     return {}
 
 
@@ -123,6 +131,11 @@ def _directories(ctx: Context, facts: Facts, name: str, paths: list[str]) -> Non
         shutil.rmtree(p, ignore_errors=True)
 
 
+def _credentials(ctx: Context, facts: Facts, name: str, dir: str) -> None:
+    if not ctx.keep_data:
+        shutil.rmtree(dir, ignore_errors=True)
+
+
 def _link(ctx: Context, facts: Facts, name: str, **params: Any) -> None:
     netns.delete_link(name)
 
@@ -170,6 +183,7 @@ class Kind:
 
 KINDS: dict[str, Kind] = {
     "directories": Kind(directories, _directories),
+    "credentials": Kind(credentials, _credentials),
     "bridge": Kind(bridge, _link),
     "iptables": Kind(iptables, _iptables),
     "netns": Kind(namespace, _namespace),

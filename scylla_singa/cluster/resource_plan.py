@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .apache_mesos import MesosInstall, agent_argv, agent_timeout_flags as apache_timeout_flags, master_argv
+from scylla_singa.mesos.api.credentials import AGENT_CREDENTIAL_FILE, CREDENTIALS_FILE, FRAMEWORK_CREDENTIAL_FILE
+from .apache_mesos import (MesosInstall, agent_argv, agent_auth_flags, agent_timeout_flags as apache_timeout_flags,
+                           master_argv, master_auth_flags)
 from .config import AGENT_PORT, ClusterConfig, MASTER_PORT, MasterSpec, NodeSpec
 
 # The kinds of resource that are a master or an agent process: ours (`scylla-singa master|agent`) and Apache
@@ -110,7 +112,8 @@ def master(config: ClusterConfig, spec: MasterSpec) -> list[Resource]:
     if config.mesos == "apache":
         return [*namespace_host(config, spec.name, spec.veth, spec.address), apache_master(config, spec)]
     argv = ["master", "--host", spec.address, "--port", str(MASTER_PORT),
-            "--work-dir", str(config.data_dir / "masters" / spec.name)]
+            "--work-dir", str(config.data_dir / "masters" / spec.name),
+            "--credentials", str(secrets_dir(config) / CREDENTIALS_FILE)]
     optional = {"--advertise-ip": spec.address, "--zk": config.zk_url, **agent_timeout_flags(config)}
     return [*namespace_host(config, spec.name, spec.veth, spec.address),
             Resource("process", f"{spec.name}-master",
@@ -126,7 +129,8 @@ def apache_master(config: ClusterConfig, spec: MasterSpec) -> Resource:
     d = config.data_dir / "masters" / spec.name
     argv = master_argv(MesosInstall(Path(str(config.mesos_home))), spec.address, MASTER_PORT, str(d / "work"),
                        str(d / "logs"), zk=config.zk_url, quorum=config.quorum,
-                       extra=apache_timeout_flags(config.agent_timeout))
+                       extra={**apache_timeout_flags(config.agent_timeout),
+                              **master_auth_flags(str(secrets_dir(config) / CREDENTIALS_FILE))})
     return Resource("mesos_master", f"{spec.name}-master",
                     {"netns": spec.name, "argv": argv, "log": str(config.data_dir / "logs" / f"{spec.name}.log"),
                      "address": spec.endpoint, "timeout_s": 60})
@@ -138,11 +142,23 @@ def apache_agent(config: ClusterConfig, spec: NodeSpec) -> Resource:
     master_url = config.zk_url or config.master_specs()[0].endpoint
     argv = agent_argv(MesosInstall(Path(str(config.mesos_home))), master_url, spec.address, AGENT_PORT, spec.name,
                       str(config.data_dir / "agents" / spec.name), config.resources_of(spec.index),
-                      docker_socket=spec.socket, attributes=f"host:{spec.name}")
+                      docker_socket=spec.socket, attributes=f"host:{spec.name}",
+                      extra=agent_auth_flags(str(secrets_dir(config) / AGENT_CREDENTIAL_FILE),
+                                             str(secrets_dir(config) / CREDENTIALS_FILE)))
     return Resource("mesos_agent", f"{spec.name}-agent",
                     {"netns": spec.name, "argv": argv,
                      "log": str(config.data_dir / "logs" / f"{spec.name}-agent.log"),
                      "address": f"{spec.address}:{AGENT_PORT}", "timeout_s": 60})
+
+
+def secrets_dir(config: ClusterConfig) -> Path:
+    """Where the cluster keeps its credentials (0600 files; `down` removes them with the data)."""
+    return config.data_dir / "secrets"
+
+
+def framework_credential_file(config: ClusterConfig) -> Path:
+    """What frameworks on this machine authenticate to the cluster's masters (and agents) with."""
+    return secrets_dir(config) / FRAMEWORK_CREDENTIAL_FILE
 
 
 def _env(config: ClusterConfig) -> dict[str, str]:
@@ -196,7 +212,9 @@ def node(config: ClusterConfig, spec: NodeSpec, masters_use_zk: bool = True) -> 
                 "--attributes", f"host:{spec.name}", "--docker-host", spec.docker_host,
                 "--work-dir", str(config.data_dir / "agents" / spec.name),
                 # Volume delivery of a framework on this machine (same SCYLLA_HOME) mounts from here.
-                "--allowed-host-paths", str(Path(config.home) / "jobs")]
+                "--allowed-host-paths", str(Path(config.home) / "jobs"),
+                "--credential", str(secrets_dir(config) / AGENT_CREDENTIAL_FILE),
+                "--http-credentials", str(secrets_dir(config) / CREDENTIALS_FILE)]
         optional = {"--advertise-ip": spec.address, "--hdfs": config.webhdfs_url}
         out.append(Resource("process", f"{spec.name}-agent",
                             {"netns": spec.name, "argv": argv, "optional": optional,
@@ -215,6 +233,7 @@ def plan(config: ClusterConfig, master_options: frozenset[str] | None = None) ->
     masters_use_zk = master_options is None or "--zk" in master_options
     steps = [Resource("directories", "directories",
                       {"paths": [str(config.data_dir / "logs"), str(config.run_dir)]}),
+             Resource("credentials", "credentials", {"dir": str(secrets_dir(config))}),
              *lan(config), *services(config)]
     for spec in config.master_specs() if config.agents else []:
         steps += namespace_host(config, spec.name, spec.veth, spec.address)

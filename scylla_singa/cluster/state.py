@@ -26,7 +26,7 @@ from typing import Any
 from scylla_singa.common.files import write_json_atomic
 from scylla_singa.common.home import home_path
 from .config import AGENT_PORT, ClusterConfig, DEFAULT_PREFIX
-from .resource_plan import Resource
+from .resource_plan import Resource, framework_credential_file
 
 VERSION = 1
 
@@ -110,6 +110,7 @@ class ClusterInfo:
     nodes: list[NodeInfo]
     services: dict[str, str]      # service name -> container name
     mesos: str = "ours"           # whose masters and agents: "ours" or "apache" (Apache Mesos)
+    credential_file: str | None = None   # the framework credential its masters and agents accept
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -141,7 +142,8 @@ def info(state: State) -> ClusterInfo:
                        zk_hosts=f"{cfg.zk_address}:2181" if "zookeeper" in services else None,
                        webhdfs=cfg.webhdfs_url if "hdfs" in services else None,
                        hdfs=cfg.hdfs_url if "hdfs" in services else None, nodes=nodes, services=services,
-                       mesos=cfg.mesos)
+                       mesos=cfg.mesos, credential_file=str(framework_credential_file(cfg)) if "credentials"
+                       in started else None)
 
 
 def local_cluster(home: str | os.PathLike | None = None, prefix: str | None = None) -> ClusterInfo | None:

@@ -13,8 +13,10 @@ from typing import Any
 
 import requests
 
+from scylla_singa.mesos.api.credentials import Credential
 from scylla_singa.placement.resource_vector import ResourceVector
 from scylla_singa.placement.snapshot import AgentView
+from .credential_source import WHERE_CREDENTIALS_COME_FROM
 
 TIMEOUT_S = 10
 
@@ -23,11 +25,15 @@ class MesosHttpError(RuntimeError):
     pass
 
 
-def _get(url: str, **params: Any) -> Any:
+def _get(url: str, credential: Credential | None = None, **params: Any) -> Any:
     try:
-        resp = requests.get(url, params=params, timeout=TIMEOUT_S)
+        resp = requests.get(url, params=params, timeout=TIMEOUT_S,
+                            headers=credential.headers() if credential else None)
     except requests.RequestException as exc:
         raise MesosHttpError(f"cannot reach {url}: {exc.__class__.__name__}") from None
+    if resp.status_code == 401:
+        raise MesosHttpError(f"{url} needs credentials ({'the ones given were refused' if credential else 'none given'})"
+                             f": {WHERE_CREDENTIALS_COME_FROM}")
     if resp.status_code != 200:
         raise MesosHttpError(f"{url} answered {resp.status_code}: {resp.text[:200]}")
     return resp.json()
@@ -45,11 +51,14 @@ def _flat_resources(res: Any) -> dict[str, float]:
 
 
 class MesosHttp:
-    def __init__(self, master: str) -> None:
+    """Reads of one master and its agents, as `credential` (None: anonymously, for an insecure cluster)."""
+
+    def __init__(self, master: str, credential: Credential | None = None) -> None:
         self.master = master
+        self.credential = credential
 
     def master_state(self) -> dict[str, Any]:
-        return _get(f"http://{self.master}/master/state")
+        return _get(f"http://{self.master}/master/state", self.credential)
 
     def cluster_agents(self) -> tuple[AgentView, ...]:
         """Every registered agent at full size (for: can this job ever fit?).
@@ -83,7 +92,7 @@ class MesosHttp:
 
     def sandbox(self, agent_url: str, task_id: str) -> str | None:
         """The sandbox directory of `task_id` on that agent, live or completed."""
-        state = _get(f"{agent_url}/state")
+        state = _get(f"{agent_url}/state", self.credential)
         for fw in state.get("frameworks", []) + state.get("completed_frameworks", []):
             for ex in fw.get("executors", []) + fw.get("completed_executors", []):
                 tasks = ex.get("tasks", []) + ex.get("completed_tasks", []) + ex.get("queued_tasks", [])
@@ -93,7 +102,7 @@ class MesosHttp:
 
     def read(self, agent_url: str, path: str, offset: int, length: int) -> tuple[str, int]:
         """(data, offset of data) from the agent's /files/read; offset -1 asks for the size."""
-        got = _get(f"{agent_url}/files/read", path=path, offset=offset, length=length)
+        got = _get(f"{agent_url}/files/read", self.credential, path=path, offset=offset, length=length)
         return got.get("data", ""), int(got.get("offset", 0))
 
     def tail(self, agent_id: str, task_id: str, name: str = "stdout", max_bytes: int = 4096) -> str:

@@ -42,10 +42,12 @@ from scylla_singa.delivery.volume import VolumeDelivery, ensure_shared_workspace
 from scylla_singa.jobconf.errors import JobConfError
 from scylla_singa.jobconf.parse import load_job, parse_job_text
 from scylla_singa.jobconf.plan import PlanOptions, plan_job
+from scylla_singa.mesos.api.credentials import Credential, CredentialsError
 from scylla_singa.placement.policy import PolicyError, load_policy
 from scylla_singa.swarm.overlays import SwarmError, ensure_swarm
 from .api_server import ApiServer
 from .core import CoreConfig, FrameworkCore
+from .credential_source import WHERE_CREDENTIALS_COME_FROM, find_credential
 from .display import ProgressDisplay
 from .job_zookeeper import JobZooKeeper, OwnZooKeeper, SharedZooKeeper, parse_zk_hosts
 from .model import Job, JobSpec, JobState, new_job_id
@@ -68,12 +70,14 @@ class LocalCluster(Protocol):
     masters: list[str]
     webhdfs: str | None
     zk_hosts: str | None
+    credential_file: str | None    # the framework credential its masters accept
 
 
 class EmbeddedMaster(Protocol):
     """A started in-process master with an agent (scylla_singa.mesos.embedded.EmbeddedMesos)."""
 
     master_address: str
+    framework_credential: Credential | None
 
     def stop(self) -> None: ...
 
@@ -114,8 +118,7 @@ class RunOptions:
     api_port: int = 0
     agent_resources: str | None = None
     linger_s: float = 0.0
-    principal: str | None = None
-    secret: str | None = None
+    credential_file: Path | None = None   # --credential; else credential_source.find_credential's places
     runtime: str = AUTO
     zk: str | None = None
     workspace_dir: Path | None = None
@@ -219,6 +222,7 @@ class Session:
         self.book = ProgressBook()
         self.shell: FrameworkShell | None = None
         self.embedded = False  # runs on an embedded master and agent of its own (this machine)
+        self.credential: Credential | None = None   # what it authenticates to Mesos with (None: anonymous)
 
     def open(self, framework_id: str | None = None, adopt: list[Job] = ()) -> None:
         """Connect everything. Jobs to `adopt` are handed to the core before the
@@ -227,6 +231,8 @@ class Session:
         opts = self.opts
         delivery = make_delivery(opts, self.wiring.local_cluster)
         manager, advertise = self._swarm()
+        if opts.master or opts.credential_file:   # else the master found below brings its own
+            self.credential = self._find_credential(_cluster_credential_file(self.wiring.local_cluster()))
         master = opts.master or self._local_master()
         api = self._start_api(framework_id)
         port = api.port
@@ -239,9 +245,17 @@ class Session:
         for job in adopt:
             self.shell.adopt(job)
         self.shell.start(master, framework_id, user=pwd.getpwuid(os.getuid()).pw_name,
-                         principal=opts.principal, secret=opts.secret)
+                         credential=self.credential)
         self.stack.callback(self._stop_shell)
-        if not self.shell.subscribed.wait(opts.connect_timeout_s):
+        try:
+            subscribed = self.shell.subscribed.wait(opts.connect_timeout_s)
+        except RuntimeError as exc:   # pymesos raises the master's refusal in the main thread
+            if "HTTP 401" in str(exc):
+                given = f"principal {self.credential.principal}" if self.credential else "none given"
+                raise UsageError(f"the Mesos master at {master} refused this framework's credentials ({given}): "
+                                 f"{WHERE_CREDENTIALS_COME_FROM}") from None
+            raise UsageError(f"the Mesos master at {master} refused the subscription: {exc}") from None
+        if not subscribed:
             why = f": {self.shell.fatal}" if self.shell.fatal else ""
             raise UsageError(f"could not subscribe to the Mesos master at {master} within "
                              f"{opts.connect_timeout_s:g}s{why}; check --master and that the master is up")
@@ -249,6 +263,12 @@ class Session:
         self.store.set_meta(f"api:{fid}", f"http://127.0.0.1:{port}")
         self.store.set_meta(JobStore.leader_key(fid), self.shell.master_address() or master)
         self.store.set_meta(JobStore.master_url_key(fid), master)
+
+    def _find_credential(self, cluster_file: Path | None) -> Credential | None:
+        try:
+            return find_credential(self.opts.credential_file, cluster_file)
+        except CredentialsError as exc:
+            raise UsageError(str(exc)) from None
 
     def _tell(self, line: str) -> None:
         """One line for the user about the master link (printed above the progress bars)."""
@@ -320,6 +340,7 @@ class Session:
         if info is not None:
             if any(_answers(m) for m in info.masters):
                 self.console.print(f"using the local cluster's master {info.master}")
+                self.credential = self.credential or self._find_credential(_cluster_credential_file(info))
                 return info.master
             self.console.print("note: a local cluster is recorded but its masters do not answer; "
                                "using an embedded master (`scylla-singa cluster down` clears the record)")
@@ -328,6 +349,7 @@ class Session:
         embedded = self.wiring.start_embedded(self.opts)
         self.stack.callback(embedded.stop)
         self.embedded = True
+        self.credential = embedded.framework_credential
         self.console.print(f"started an embedded Mesos master at {embedded.master_address} with one agent")
         return embedded.master_address
 
@@ -398,6 +420,11 @@ class Session:
 
     def close(self) -> None:
         self.stack.close()
+
+
+def _cluster_credential_file(info: LocalCluster | None) -> Path | None:
+    path = getattr(info, "credential_file", None)
+    return Path(path) if path else None
 
 
 def _answers(master: str) -> bool:

@@ -39,6 +39,7 @@ from scylla_singa.contracts import CLUSTER_FILE, ENV_ZK_HOSTS, JOB_CONF, job_net
 from scylla_singa.delivery.job_files import Artifacts, Delivery, DeliveryError, cluster_file
 from scylla_singa.delivery.volume import share_workspace, shared_workspace_path
 from scylla_singa.jobconf.parse import parse_job_text
+from scylla_singa.mesos.api.credentials import Credential
 from scylla_singa.swarm.overlays import SwarmError, create_job_network, remove_job_network
 from . import core_events as ev
 from .core import FrameworkCore
@@ -69,6 +70,7 @@ class FrameworkShell(Scheduler):
         self.book, self.clock, self.tick_s = book, clock, tick_s
         self.driver: MesosSchedulerDriver | None = None
         self.master_uri = ""
+        self.credential: Credential | None = None   # how the framework authenticates to the master and agents
         self.events: queue.Queue[ev.Event | None] = queue.Queue()
         self.lock = threading.RLock()
         self.subscribed = threading.Event()
@@ -87,7 +89,7 @@ class FrameworkShell(Scheduler):
     # --- lifecycle ------------------------------------------------------------
 
     def start(self, master: str, framework_id: str | None = None, name: str = "scylla-singa",
-              user: str = "root", principal: str | None = None, secret: str | None = None,
+              user: str = "root", credential: Credential | None = None,
               driver_class: Callable[..., Any] = MesosSchedulerDriver) -> None:
         """Start the event thread and the driver (`driver_class`: pymesos's, or a test's stand-in)."""
         info: dict[str, Any] = {"user": user, "name": name, "failover_timeout": FAILOVER_TIMEOUT_S,
@@ -95,9 +97,11 @@ class FrameworkShell(Scheduler):
         if framework_id:
             info["id"] = {"value": framework_id}
         self.master_uri = master
+        self.credential = credential
         self.watch = SubscriptionWatch(follows_leader=master.startswith(("zk://", "zoo://")))
         self.driver = driver_class(self, info, master, use_addict=False, failover=True,
-                                   principal=principal, secret=secret)
+                                   principal=credential.principal if credential else None,
+                                   secret=credential.secret if credential else None)
         self._worker = threading.Thread(target=self._work, name="scylla-framework", daemon=True)
         self._worker.start()
         self.driver.start()
@@ -272,7 +276,7 @@ class FrameworkShell(Scheduler):
         if not master:
             return None
         try:
-            agents = MesosHttp(master).cluster_agents()
+            agents = MesosHttp(master, self.credential).cluster_agents()
         except MesosHttpError as exc:
             log.warning("cannot size the cluster (never-fits check skipped): %s", exc)
             return None
@@ -290,7 +294,7 @@ class FrameworkShell(Scheduler):
         try:
             master = self.master_address()
             if master and job.tasks:
-                result = collect_result(MesosHttp(master), job)
+                result = collect_result(MesosHttp(master, self.credential), job)
                 with self.lock:
                     job.result.update(result)
             zk_hosts = dict(job.artifacts.env).get(ENV_ZK_HOSTS) if job.artifacts else None

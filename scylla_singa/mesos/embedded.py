@@ -15,6 +15,7 @@ containers, closes the servers and joins the thread.
 from __future__ import annotations
 
 import asyncio
+import secrets
 import shutil
 import tempfile
 import threading
@@ -27,6 +28,7 @@ from scylla_singa.common.home import scylla_home
 from scylla_singa.common.waiting import WaitTimeout, wait_until_async
 from scylla_singa.mesos.agent.agent_server import Agent, AgentConfig
 from scylla_singa.mesos.agent.simulated_fleet import DEFAULT_SIM_RESOURCES, SimulatedFleet
+from scylla_singa.mesos.api.credentials import AGENT_PRINCIPAL, FRAMEWORK_PRINCIPAL, Credential
 from scylla_singa.mesos.master.master_http import MasterServer, RouteFactory
 from scylla_singa.mesos.master.master_records import MasterConfig
 
@@ -52,7 +54,8 @@ class EmbeddedMesos:
                  allocation_interval: float = 1.0, offer_timeout: float | None = None,
                  heartbeat_interval: float = 15.0, retry_interval: float = 2.0,
                  allowed_host_paths: Sequence[Path | str] | None = None, hdfs: str | None = None,
-                 credentials: dict[str, str] | None = None, fleet: int = 0,
+                 credentials: dict[str, str] | None = None, insecure: bool = False,
+                 authenticate_readonly: bool = True, acls: Any = None, fleet: int = 0,
                  fleet_resources: str = DEFAULT_SIM_RESOURCES, agent_reregister_timeout: float = 75.0,
                  default_kill_grace: float = 3.0, start_timeout: float = 30.0, use_docker: bool = True,
                  master_routes: Sequence[RouteFactory] = ()) -> None:
@@ -62,10 +65,12 @@ class EmbeddedMesos:
         self.simulate = simulate
         self._own_dir = work_dir is None
         self.work_dir = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="scylla-mesos-"))
+        self.credentials = None if insecure else _with_own_principals(credentials)
         self.master_config = MasterConfig(
             host=host, port=port, work_dir=self.work_dir / "master", allocator=allocator,
             allocation_interval=allocation_interval, offer_timeout=offer_timeout,
-            heartbeat_interval=heartbeat_interval, credentials=credentials,
+            heartbeat_interval=heartbeat_interval, credentials=self.credentials,
+            authenticate_readonly=authenticate_readonly, acls=acls,
             agent_reregister_timeout=agent_reregister_timeout, default_kill_grace=default_kill_grace)
         self.host = host
         self.docker_host = docker_host
@@ -88,6 +93,22 @@ class EmbeddedMesos:
         self._started = False
 
     # ---- public -------------------------------------------------------
+    @property
+    def framework_credential(self) -> Credential | None:
+        """What a framework (and an operator) on this cluster authenticates with; None when insecure."""
+        return _credential(self.credentials, FRAMEWORK_PRINCIPAL)
+
+    @property
+    def agent_credential(self) -> Credential | None:
+        """What this cluster's agents register with; None when insecure."""
+        return _credential(self.credentials, AGENT_PRINCIPAL)
+
+    @property
+    def http_auth(self) -> tuple[str, str] | None:
+        """(principal, secret) for an HTTP client's basic auth (requests' `auth=`); None when insecure."""
+        cred = self.framework_credential
+        return (cred.principal, cred.secret) if cred else None
+
     @property
     def master_address(self) -> str:
         """ "host:port" of the master (valid after start())."""
@@ -174,7 +195,8 @@ class EmbeddedMesos:
         await asyncio.gather(*(a.start() for a in self.agents))
         if self.fleet_size:
             self.fleet = SimulatedFleet(self.master_address, self.fleet_size, self.fleet_resources,
-                                        hostname_prefix="fleet", retry_interval=self.retry_interval)
+                                        hostname_prefix="fleet", retry_interval=self.retry_interval,
+                                        credential=self.agent_credential)
             await self.fleet.start()
         await self._wait_registered()
 
@@ -186,7 +208,8 @@ class EmbeddedMesos:
                           attributes=spec.attributes, work_dir=self.work_dir / f"agent-{i}",
                           docker_host=self.docker_host, simulate=simulate, use_docker=self.use_docker,
                           allowed_host_paths=self.allowed_host_paths, hdfs=self.hdfs,
-                          retry_interval=self.retry_interval, default_grace=self.default_kill_grace)
+                          retry_interval=self.retry_interval, default_grace=self.default_kill_grace,
+                          credential=self.agent_credential, http_credentials=self.credentials)
         return self._new_agent_from(cfg)
 
     def _new_agent_from(self, cfg: AgentConfig) -> Agent:
@@ -215,3 +238,23 @@ class EmbeddedMesos:
         cfg = MasterConfig(**{**self.master_config.__dict__, "port": port})
         self.server = MasterServer(cfg, extra_routes=self.master_routes)
         await self.server.start()
+
+
+def _with_own_principals(given: dict[str, str] | None) -> dict[str, str]:
+    """`given` credentials (or a framework principal of its own) plus the agents' principal, with fresh secrets.
+
+    The embedded cluster is secure like any other: its master binds
+    loopback, and still nobody without the secret (which never leaves this
+    process) reaches it; its framework and agents are handed theirs directly.
+    """
+    creds = dict(given) if given else {FRAMEWORK_PRINCIPAL: secrets.token_urlsafe(32)}
+    creds.setdefault(AGENT_PRINCIPAL, secrets.token_urlsafe(32))
+    return creds
+
+
+def _credential(creds: dict[str, str] | None, principal: str) -> Credential | None:
+    if not creds:
+        return None
+    if principal not in creds:   # credentials given by the caller: the first that is not the agents'
+        principal = next((p for p in creds if p != AGENT_PRINCIPAL), principal)
+    return Credential(principal, creds[principal]) if principal in creds else None

@@ -39,6 +39,7 @@ class SessionLike(Protocol):
     book: ProgressBook
     store: JobStore
     shell: Any
+    credential: Any   # a Credential (mesos.api.credentials) the master and agents accept, or None
 
     def jobs(self) -> list[Job]: ...
 
@@ -121,7 +122,8 @@ class JobView:
             master = self.framework()["master"]
             if not master:
                 raise LogError(503, "the framework is not connected to a master")
-            async with aiohttp.ClientSession() as http:
+            credential = self.s.credential
+            async with aiohttp.ClientSession(headers=credential.headers() if credential else None) as http:
                 try:
                     async with http.get(f"http://{master}/master/state", timeout=HTTP_TIMEOUT) as resp:
                         state = await resp.json(content_type=None)

@@ -22,6 +22,7 @@ from scylla_singa.mesos.master import operator_v1
 from scylla_singa.mesos.master.master_metrics import metrics_json
 from scylla_singa.mesos.master.operator_views import master_state_json
 from . import assets
+from scylla_singa.mesos.api.credentials import Credential
 from .agent_files import LogError, parse_request, read_task_file
 from .master_view import cluster_metrics, cluster_view
 from .prometheus import CONTENT_TYPE, render
@@ -60,7 +61,12 @@ class MasterPage:
                 raise LogError(404, f"no agent {agent_id} is registered")
             if not agent.port:
                 raise LogError(404, f"agent {agent.hostname} serves no files (a simulated agent)")
-            async with aiohttp.ClientSession() as http:
+            # The agent's sandboxes are read as the agent's own principal: the one credential the
+            # master knows the agent accepts (it registered with it).
+            creds = self.m.cfg.credentials or {}
+            headers = (Credential(agent.principal, creds[agent.principal]).headers()
+                       if agent.principal in creds else None)
+            async with aiohttp.ClientSession(headers=headers) as http:
                 chunk = await read_task_file(http, f"http://{agent.ip}:{agent.port}", task_id, name, offset)
         except LogError as exc:
             return web.json_response({"error": exc.message}, status=exc.status)

@@ -17,9 +17,10 @@ import requests
 from scylla_singa.cluster import engines, faults, launcher, subnets
 from scylla_singa.cluster.config import ClusterConfig
 from scylla_singa.cluster.discover import leftovers
-from scylla_singa.cluster.resource_plan import PROCESS_KINDS
+from scylla_singa.cluster.resource_plan import PROCESS_KINDS, framework_credential_file
 from scylla_singa.cluster.state import ClusterInfo, State
 from scylla_singa.framework.store import JobStore
+from scylla_singa.mesos.api.credentials import Credential, load_credential
 from tests.support.scylla_cli import ScyllaCli
 
 
@@ -75,8 +76,19 @@ def leader(state: State) -> str:
     return next(m.endpoint for m in state.config.master_specs() if f"{m.name}-master" == name)
 
 
+def cluster_credential(config: ClusterConfig) -> Credential:
+    """The framework credential `cluster up` made (its masters and agents accept it, both kinds)."""
+    return load_credential(framework_credential_file(config))
+
+
+def mesos_get(state: State, address: str, path: str) -> dict:
+    """GET a master's or agent's JSON endpoint as the cluster's framework principal."""
+    return requests.get(f"http://{address}{path}", timeout=10,
+                        headers=cluster_credential(state.config).headers()).json()
+
+
 def master_state(state: State) -> dict:
-    return requests.get(f"http://{leader(state)}/master/state", timeout=10).json()
+    return mesos_get(state, leader(state), "/master/state")
 
 
 def cluster_is_healthy(state: State, host: docker.DockerClient) -> str:

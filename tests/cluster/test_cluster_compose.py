@@ -10,6 +10,8 @@ import requests
 from kazoo.client import KazooClient
 from pytest_docker.plugin import get_docker_services
 
+from scylla_singa.mesos.api.credentials import CredentialsError, load_credential
+
 REPO = Path(__file__).resolve().parent.parent.parent
 
 
@@ -52,10 +54,15 @@ def test_compose_cluster_master_sees_both_agents(docker_compose_command, tmp_pat
     with get_docker_services(docker_compose_command, files, project, ["up -d"], ["down -v"]) as services:
         master = f"127.0.0.1:{services.port_for('master', 5050)}"
 
+        credential = tmp_path / "compose" / "master" / "framework.credential"   # the master made it
+
         def agents() -> list[str]:
             try:
-                state = requests.get(f"http://{master}/master/state", timeout=2).json()
-            except (requests.RequestException, ValueError):
+                anonymous = requests.get(f"http://{master}/master/state", timeout=2)
+                assert anonymous.status_code == 401, anonymous.status_code   # secure as any master
+                state = requests.get(f"http://{master}/master/state", timeout=2,
+                                     headers=load_credential(credential).headers()).json()
+            except (requests.RequestException, ValueError, CredentialsError):
                 return []
             return sorted(a["hostname"] for a in state.get("slaves", []))
 

@@ -22,9 +22,10 @@ from kazoo.client import KazooClient
 from scylla_singa.cluster import faults
 from scylla_singa.cluster.state import ClusterInfo, State
 from scylla_singa.common.waiting import wait_until
+from scylla_singa.mesos.api.credentials import Credential
 from scylla_singa.mesos.api.leader_znodes import parse_zk_url
 from tests.support.scylla_cli import ScyllaCli
-from .cluster_helpers import job_conf, record_recovery, volume_checkpoints
+from .cluster_helpers import cluster_credential, job_conf, mesos_get, record_recovery, volume_checkpoints
 
 pytestmark = pytest.mark.disruptive
 
@@ -46,9 +47,10 @@ def _endpoint(state: State, resource: str) -> str:
     return next(m.endpoint for m in state.config.master_specs() if f"{m.name}-master" == resource)
 
 
-def _subscribe_answer(master: str) -> requests.Response:
+def _subscribe_answer(master: str, credential: Credential) -> requests.Response:
     body = {"type": "SUBSCRIBE", "subscribe": {"framework_info": {"user": "test", "name": "probe"}}}
-    return requests.post(f"http://{master}/api/v1/scheduler", json=body, allow_redirects=False, timeout=10)
+    return requests.post(f"http://{master}/api/v1/scheduler", json=body, allow_redirects=False, timeout=10,
+                         headers=credential.headers())
 
 
 def test_the_standby_takes_over_from_a_killed_leader_and_the_job_goes_on(
@@ -63,7 +65,8 @@ def test_the_standby_takes_over_from_a_killed_leader_and_the_job_goes_on(
     standby = next(f"{m.name}-master" for m in state.config.master_specs()
                    if m.endpoint == f"{second['ip']}:{second['port']}")
     assert f"{znodes[first]['address']['ip']}:{znodes[first]['address']['port']}" == _endpoint(state, old)
-    redirect = _subscribe_answer(_endpoint(state, standby))
+    credential = cluster_credential(state.config)
+    redirect = _subscribe_answer(_endpoint(state, standby), credential)
     assert redirect.status_code == 307 and redirect.headers["Location"].startswith(f"//{_endpoint(state, old)}/")
 
     p = cli.start("run", "--json", "--master", cluster.zk, str(job_conf(tmp_path, 48000, 2000)))
@@ -78,7 +81,7 @@ def test_the_standby_takes_over_from_a_killed_leader_and_the_job_goes_on(
         new = _endpoint(state, standby)
 
         def back() -> bool:
-            s = requests.get(f"http://{new}/master/state", timeout=10).json()
+            s = mesos_get(state, new, "/master/state")
             fw = next((f for f in s["frameworks"] if f["id"] == fid and f["connected"]), None)
             agents = [a for a in s["slaves"] if a["active"]]
             running = [t for t in (fw or {}).get("tasks", []) if t["state"] == "TASK_RUNNING"]
@@ -92,8 +95,9 @@ def test_the_standby_takes_over_from_a_killed_leader_and_the_job_goes_on(
     finally:
         faults.restart_process(state, old)
     # The old leader comes back as the standby, sending schedulers to the new one.
-    wait_until(lambda: _subscribe_answer(_endpoint(state, old)).status_code == 307, 30, "the old leader to stand by")
-    assert _subscribe_answer(_endpoint(state, old)).headers["Location"].startswith(f"//{new}/")
+    wait_until(lambda: _subscribe_answer(_endpoint(state, old), credential).status_code == 307, 30,
+               "the old leader to stand by")
+    assert _subscribe_answer(_endpoint(state, old), credential).headers["Location"].startswith(f"//{new}/")
 
     out = cli.finish(p)
     # The user's terminal: one line for the loss, one for the subscription back, no driver chatter.

@@ -24,7 +24,7 @@ from scylla_singa.common.waiting import wait_until
 from scylla_singa.framework.mesos_http import MesosHttp
 from tests.support.job_confs import REAL_SINGA_IMAGE
 from tests.support.scylla_cli import REPO, ScyllaCli, last_json
-from .cluster_helpers import HOGWILD, job_conf, leader, verify_checkpoints
+from .cluster_helpers import HOGWILD, cluster_credential, job_conf, leader, verify_checkpoints
 
 EXAMPLE = REPO / "examples" / "digits-mlp" / "job.conf"
 DOWNPOUR = REPO / "examples" / "frameworks" / "downpour.conf"
@@ -118,7 +118,7 @@ def test_hdfs_delivery_fetches_the_job_files_into_each_sandbox_and_checkpoints_i
     assert {(v["host_path"], v["container_path"]) for v in record.artifacts.volumes} == {
         ("job.conf", "/mnt/scylla/job.conf"), ("cluster.json", "/mnt/scylla/cluster.json")}
     # Each agent's fetcher put both files into the task's sandbox.
-    mesos = MesosHttp(leader(cluster_state))
+    mesos = MesosHttp(leader(cluster_state), cluster_credential(cluster_state.config))
     for task in record.tasks.values():
         agent = mesos.agent_url(task.agent_id)
         sandbox = mesos.sandbox(agent, task.task_id)

@@ -28,8 +28,10 @@ def process_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedd
         pytest.skip(f"the third-party Mesos clients are not installed in {CLIENTS}: run tools/ensure_mesos_clients.sh")
     home = os.environ.get("SCYLLA_HOME")
     os.environ["SCYLLA_HOME"] = str(tmp_path_factory.mktemp("home"))
+    # Insecure on purpose: these suites prove protocol compatibility with clients several of which cannot send
+    # credentials (README's compatibility table says which); authentication is proven in tests/security.
     cluster = EmbeddedMesos([{"resources": "cpus:4;mem:4096;disk:1024;ports:[31000-32000]"}], simulate=False,
-                            use_docker=False, allocation_interval=0.2).start()
+                            use_docker=False, allocation_interval=0.2, insecure=True).start()
     yield cluster
     cluster.stop()
     if home is None:

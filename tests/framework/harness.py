@@ -39,7 +39,7 @@ class Harness:
         self.shell = FrameworkShell(core, self.store, delivery, None, ProgressBook(), tick_s=0.1)
 
     def start(self) -> "Harness":
-        self.shell.start(self.mesos.master_address)
+        self.shell.start(self.mesos.master_address, credential=self.mesos.framework_credential)
         assert self.shell.subscribed.wait(15), "framework did not subscribe"
         return self
 

@@ -69,7 +69,7 @@ def test_gpu_jobs_ask_for_gpus_and_land_on_gpu_agents(cluster_factory) -> None:
 async def _state(h):
     import aiohttp
 
-    async with aiohttp.ClientSession() as s:
+    async with aiohttp.ClientSession(headers=h.mesos.framework_credential.headers()) as s:
         async with s.get(f"http://{h.mesos.master_address}/master/state") as r:
             return await r.json()
 

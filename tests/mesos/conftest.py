@@ -28,6 +28,9 @@ def cluster() -> Iterator[Any]:
         kw.setdefault("simulate", True)
         kw.setdefault("allocation_interval", 0.2)
         kw.setdefault("retry_interval", 0.5)
+        # These tests are about Mesos's protocol, read with plain HTTP clients: the master is insecure unless a
+        # test gives credentials. Authentication itself is proven in tests/security (and the e2e suites run with it).
+        kw.setdefault("insecure", "credentials" not in kw)
         m = EmbeddedMesos(agents, **kw)
         made.append(m)
         return m.start()

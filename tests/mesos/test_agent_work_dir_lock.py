@@ -16,7 +16,7 @@ CLI = [sys.executable, "-m", "scylla_singa"]
 
 def _agent(master: str, work_dir: Path) -> list[str]:
     return CLI + ["agent", "--master", master, "--host", "127.0.0.1", "--port", "0", "--simulate",
-                  "--resources", "cpus:2;mem:1024", "--work-dir", str(work_dir)]
+                  "--resources", "cpus:2;mem:1024", "--work-dir", str(work_dir), "--insecure"]
 
 
 def _active_agent_ids(master: str) -> list[str]:
@@ -29,12 +29,12 @@ def _active_agent_ids(master: str) -> list[str]:
 
 def test_a_second_agent_on_a_held_work_dir_is_refused_naming_it_the_holder_and_the_flag(tmp_path) -> None:
     master = subprocess.Popen(CLI + ["master", "--host", "127.0.0.1", "--port", "0", "--work-dir",
-                                     str(tmp_path / "m"), "--allocation-interval", "200ms"],
+                                     str(tmp_path / "m"), "--allocation-interval", "200ms", "--insecure"],
                               stderr=subprocess.PIPE, text=True)
     first = third = None
     work_dir = tmp_path / "agent"
     try:
-        address = re.search(r"listening on (\S+)", master.stderr.readline()).group(1)
+        address = next(m.group(1) for line in master.stderr if (m := re.search(r"listening on (\S+)", line)))
         first = subprocess.Popen(_agent(address, work_dir), stderr=subprocess.DEVNULL)
         ids = wait_until(lambda: _active_agent_ids(address), 20, "the first agent to register")
         second = subprocess.run(_agent(address, work_dir), capture_output=True, text=True, timeout=60)

@@ -9,6 +9,7 @@ import sys
 import requests
 
 from scylla_singa.common.waiting import wait_until
+from scylla_singa.mesos.api.credentials import load_credential
 
 
 def _unless_unreachable(predicate):
@@ -28,11 +29,15 @@ def test_master_and_a_simulated_fleet_from_the_command_line(tmp_path) -> None:
                               stderr=subprocess.PIPE, text=True)
     agents = None
     try:
-        line = master.stderr.readline()
-        address = re.search(r"listening on (\S+)", line).group(1)
+        address = next(m.group(1) for line in master.stderr if (m := re.search(r"listening on (\S+)", line)))
+        # secure by default: the master made its credentials in its work dir; the fleet registers with them
         agents = subprocess.Popen(cli + ["agent", "--master", address, "--simulate", "--count", "50",
-                                         "--resources", "cpus:2;mem:1024"], stderr=subprocess.DEVNULL)
-        snapshot = _unless_unreachable(lambda: requests.get(f"http://{address}/metrics/snapshot", timeout=5).json())
+                                         "--resources", "cpus:2;mem:1024",
+                                         "--credential", str(tmp_path / "m" / "agent.credential")],
+                                  stderr=subprocess.DEVNULL)
+        operator = load_credential(tmp_path / "m" / "framework.credential")
+        snapshot = _unless_unreachable(lambda: requests.get(f"http://{address}/metrics/snapshot", timeout=5,
+                                                            headers=operator.headers()).json())
         snap = wait_until(lambda: (s := snapshot()) and s["master/slaves_active"] == 50 and s, 20,
                           "50 simulated agents")
         assert snap["master/cpus_total"] == 100

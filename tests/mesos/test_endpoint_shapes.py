@@ -112,7 +112,7 @@ def answers(tmp_path_factory) -> dict[str, Any]:
     made: list[EmbeddedMesos] = []
 
     def cluster(agents, **kw) -> EmbeddedMesos:
-        m = EmbeddedMesos(agents, allocation_interval=0.2, retry_interval=0.5, **kw)
+        m = EmbeddedMesos(agents, allocation_interval=0.2, retry_interval=0.5, insecure=True, **kw)   # shapes, not auth
         made.append(m)
         return m.start()
     out: dict[str, Any] = {}

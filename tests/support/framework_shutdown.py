@@ -17,31 +17,40 @@ import subprocess
 import sys
 from pathlib import Path
 
+from typing import Any
+
 import requests
+
+from scylla_singa.framework.credential_source import ENV_PRINCIPAL, ENV_SECRET, find_credential
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def registered_frameworks(master: str) -> set[str]:
+def registered_frameworks(master: str, credential: Any = None) -> set[str]:
     """Ids of the frameworks the master still has registered (connected or not): /master/state's
     `frameworks` (a torn-down one moves to `completed_frameworks`)."""
-    body = requests.get(f"http://{master}/master/state", timeout=10).json()
+    body = requests.get(f"http://{master}/master/state", timeout=10,
+                        headers=credential.headers() if credential else None).json()
     return {f["id"] for f in body.get("frameworks", [])}
 
 
-def start_and_stop_cleanly(master: str, tmp: Path, times: int) -> list[str]:
+def start_and_stop_cleanly(master: str, tmp: Path, times: int, credential: Any = None) -> list[str]:
     """`times` framework processes that each subscribe, stop cleanly and exit at once; after each,
-    the master must have no such framework registered. Returns their framework ids."""
+    the master must have no such framework registered. Returns their framework ids. `credential` (a
+    Credential) reaches each process in its environment, as a user's would."""
+    env = dict(os.environ)
+    if credential is not None:
+        env.update({ENV_PRINCIPAL: credential.principal, ENV_SECRET: credential.secret})
     ids = []
     for i in range(times):
         run = tmp / f"run{i}"
         run.mkdir(parents=True)
         proc = subprocess.run([sys.executable, "-m", "tests.support.framework_shutdown", master, str(run)],
-                              cwd=REPO, capture_output=True, text=True, timeout=120)
+                              cwd=REPO, capture_output=True, text=True, timeout=120, env=env)
         assert proc.returncode == 0, f"run {i}: {proc.stderr[-2000:]}"
         fid = proc.stdout.strip()
         assert fid, f"run {i}: no framework id printed; {proc.stderr[-2000:]}"
-        assert fid not in registered_frameworks(master), \
+        assert fid not in registered_frameworks(master, credential), \
             f"run {i}: framework {fid} is still registered after a clean stop and exit"
         ids.append(fid)
     return ids
@@ -57,12 +66,13 @@ def _one_round(master: str, run: Path) -> None:
 
     shell = FrameworkShell(FrameworkCore(CoreConfig()), JobStore(run / "framework.sqlite"),
                            VolumeDelivery(run / "jobs", (run,)), None, ProgressBook())
-    shell.start(master, name="shutdown-test")
+    credential = find_credential(None)
+    shell.start(master, name="shutdown-test", credential=credential)
     if not shell.subscribed.wait(30):
         sys.stderr.write(f"the framework did not subscribe to {master}\n")
         os._exit(1)
     fid = shell.driver.framework_id
-    if fid not in registered_frameworks(master):
+    if fid not in registered_frameworks(master, credential):
         sys.stderr.write(f"{fid} subscribed but is not in {master}'s frameworks\n")
         os._exit(1)
     shell.stop(teardown=True)

@@ -54,6 +54,16 @@ class ScyllaCli:
         self.known = set(self.job_ids())
         self._started = 0
 
+    def authenticate_with(self, credential) -> None:
+        """Make every later command authenticate as `credential` (a mesos.api.credentials.Credential), the way a
+        user does: a 0600 file named by SCYLLA_CREDENTIAL (never the secret on a command line)."""
+        from scylla_singa.mesos.api.credentials import credential_json, write_private
+        path = self.tmp / f"framework-{credential.principal}.credential"
+        if path.exists():
+            path.unlink()
+        write_private(path, credential_json(credential))
+        self.env["SCYLLA_CREDENTIAL"] = str(path)
+
     # ---- running it ----------------------------------------------------------
     def run(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
         return subprocess.run(CLI + list(args), cwd=REPO, env=self.env, capture_output=True, text=True,

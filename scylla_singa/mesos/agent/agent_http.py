@@ -19,6 +19,7 @@ from aiohttp import web
 
 from scylla_singa.mesos.api.fields import build_info
 from scylla_singa.mesos.api.http_answers import MAX_BODY, json_answer, mesos_not_found
+from scylla_singa.mesos.api.http_auth import AuthPolicy, authentication_middleware
 from . import agent_views
 from .agent_operator_api import AgentOperatorEndpoint
 
@@ -33,8 +34,10 @@ class AgentHTTP:
     (strings, agent_views.agent_flags); `extra_routes` the agent's other APIs (the executor API)."""
 
     def __init__(self, core: AgentCore, roots: list[Path], flags: dict[str, str], start_time: float,
-                 gc_delay_s: float, extra_routes: list[web.RouteDef] | None = None) -> None:
+                 gc_delay_s: float, extra_routes: list[web.RouteDef] | None = None,
+                 auth: AuthPolicy = AuthPolicy(None)) -> None:
         self.core = core
+        self.auth = auth
         self.roots = [os.path.realpath(r) for r in roots]
         self.flags = flags
         self.start_time = start_time
@@ -42,7 +45,9 @@ class AgentHTTP:
         self.extra_routes = list(extra_routes or [])
 
     def app(self) -> web.Application:
-        app = web.Application(client_max_size=MAX_BODY, middlewares=[mesos_not_found])
+        app = web.Application(client_max_size=MAX_BODY, middlewares=[
+            authentication_middleware(self.auth, "use a principal of the agent's --http-credentials file"),
+            mesos_not_found])
         operator = AgentOperatorEndpoint(self.core, self)
         for prefix in ("", "/slave(1)"):
             for name, view in (("state", self.state), ("state.json", self.state), ("flags", self.flags_view),

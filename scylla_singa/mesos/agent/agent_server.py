@@ -21,6 +21,8 @@ from typing import Any
 from aiohttp import web
 
 from scylla_singa.common.home import scylla_home
+from scylla_singa.mesos.api.credentials import Credential
+from scylla_singa.mesos.api.http_auth import OPEN_PATHS, AuthPolicy
 from scylla_singa.mesos.api.resources import Resources, parse_attributes
 from .agent_core import AgentCore, AgentInfo
 from .agent_http import AgentHTTP
@@ -84,6 +86,20 @@ class AgentConfig:
     default_grace: float = 3.0
     ping_timeout: float = 75.0       # until the master says its own (REGISTERED.ping_timeout_s)
     engine_check_interval: float = 2.0
+    credential: Credential | None = None          # how it proves itself to the master (--credential)
+    http_credentials: dict[str, str] | None = None   # who may call its endpoints (--http-credentials)
+    authenticate_readonly: bool = True            # /state, /files/*, /metrics too, not only writes
+
+    def http_auth(self) -> AuthPolicy:
+        """Who may call this agent's endpoints: its --http-credentials, and its own credential (the master
+        reads sandboxes for its log view as the agent's principal). Neither: insecure, anyone."""
+        known = dict(self.http_credentials or {})
+        if self.credential is not None:
+            known[self.credential.principal] = self.credential.secret
+        # The executor API is called by the agent's own executors, which get no credential (yet)
+        return AuthPolicy(known or None, self.authenticate_readonly,
+                          open_paths=OPEN_PATHS | {"/slave(1)/health", "/api/v1/executor",
+                                                           "/slave(1)/api/v1/executor"})
 
 
 class Agent:
@@ -141,7 +157,7 @@ class Agent:
         runner = self.core.runner
         executor_api = ExecutorEndpoint(runner.executors) if isinstance(runner, CompositeRunner) else None
         http = AgentHTTP(self.core, [self.work_dir / "slaves"], flags, time.time(), self.cfg.gc_delay,
-                         executor_api.routes() if executor_api is not None else None)
+                         executor_api.routes() if executor_api is not None else None, self.cfg.http_auth())
         self._runner = web.AppRunner(http.app(), access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.cfg.host, self.cfg.port, reuse_address=True)
@@ -151,7 +167,8 @@ class Agent:
         if isinstance(runner, CompositeRunner):   # executors and groups reach this agent at its address
             runner.attach(self.core, f"{info.ip}:{info.port}")
         flags["port"] = str(self.cfg.port)
-        self.link = MasterLink(self.cfg.master, [self.core], ping_timeout=self.cfg.ping_timeout)
+        self.link = MasterLink(self.cfg.master, [self.core], ping_timeout=self.cfg.ping_timeout,
+                               credential=self.cfg.credential)
         self.link.start()
         self._gc = asyncio.ensure_future(self._gc_loop())
         if self.docker_runner is not None:

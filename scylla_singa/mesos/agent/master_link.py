@@ -17,6 +17,7 @@ from typing import Any
 
 import aiohttp
 
+from scylla_singa.mesos.api.credentials import Credential
 from scylla_singa.mesos.api.leader_znodes import resolve_zk_leader
 from scylla_singa.mesos.api.protocol import AGENT_WS_PATH
 from .agent_core import AgentCore
@@ -28,8 +29,11 @@ class MasterLink:
     """Keeps `cores` registered with the master at `master` ("host:port" or zk://...)."""
 
     def __init__(self, master: str, cores: list[AgentCore], *, retry_tick: float = 0.5,
-                 ping_timeout: float = 75.0, backoff_max: float = 2.0) -> None:
+                 ping_timeout: float = 75.0, backoff_max: float = 2.0,
+                 credential: Credential | None = None) -> None:
         self.master = master
+        self.credential = credential   # sent on every connect; the master binds our agent id to it
+        self.refused: str | None = None   # why the master refused to register us, while it does
         self.current = master
         self.by_ref: dict[str, AgentCore] = {}
         self.by_id: dict[str, AgentCore] = {}
@@ -75,9 +79,19 @@ class MasterLink:
                     try:
                         address = await self._resolve()
                         async with session.ws_connect(f"http://{address}{AGENT_WS_PATH}", heartbeat=None,
-                                                      max_msg_size=256 * 1024 * 1024) as ws:
+                                                      max_msg_size=256 * 1024 * 1024,
+                                                      headers=self.credential.headers() if self.credential
+                                                      else None) as ws:
                             delay = 0.05
                             await self._session(ws)
+                    except aiohttp.WSServerHandshakeError as exc:
+                        if exc.status != 401:
+                            log.debug("master link to %s: handshake answered %s", self.current, exc.status)
+                        else:
+                            self._refuse(f"the master at {self.current} refused this agent's credential (401): "
+                                         "give the agent --credential FILE with a principal of the master's "
+                                         "credentials (a master makes agent.credential in its work dir)")
+                        self.current = self.master
                     except Exception as exc:  # noqa: BLE001 - master or ZooKeeper unreachable: retry, never give up
                         # (not only network errors: kazoo raises its own KazooTimeoutError, say, when a
                         # cut-off host cannot reach ZooKeeper; a link task that ended here never came back)
@@ -93,6 +107,12 @@ class MasterLink:
             finally:
                 retries.cancel()
                 self._disconnected()
+
+    def _refuse(self, why: str) -> None:
+        """Say once (per reason) why the master will not have us; the link keeps retrying with backoff."""
+        if why != self.refused:
+            log.error("%s", why)
+        self.refused = why
 
     async def _resolve(self) -> str:
         if self.current.startswith(("zk://", "zoo://")):
@@ -142,6 +162,8 @@ class MasterLink:
             if core is not None:
                 self.by_id[msg["agent_id"]] = core
                 core.on_registered(msg["agent_id"])
+        elif kind == "REGISTER_REFUSED":   # not allowed to register at all (ACLs): retried, loudly
+            self._refuse(f"the master refused to register this agent: {msg.get('message', '')}")
         elif kind == "REREGISTER_REFUSED":
             core = self.by_ref.get(msg.get("ref")) or self.by_id.get(msg.get("agent_id"))
             if core is not None:

@@ -15,6 +15,7 @@ An agent whose containerizer stops working reports itself unhealthy
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,8 @@ from .registration_lifecycles import (AGENT_TABLE, ActivateAgent, AddAgent, Agen
                                       AgentRegisters, AgentReregisters, AgentReregisterTimeout, AgentUnreachable,
                                       DeactivateAgent, ReconcileAgentTasks, RemoveAgent, RescindAgentOffers,
                                       SendAgentRegistered, StartReregisterTimer)
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from .master_core import Master
@@ -100,6 +103,13 @@ class AgentRegistry:
         kind = msg.get("type")
         if kind == "REGISTER":
             self._register(link, msg)
+        elif kind in ("STATUS", "EXECUTOR_EXITED", "EXECUTOR_MESSAGE") and not self._speaks_for(link, msg):
+            # Only the link an agent registered on speaks for it: a forged TASK_FINISHED from
+            # another connection would free resources a running task still uses.
+            self.master.count("master/invalid_status_updates" if kind == "STATUS" else
+                              "master/invalid_executor_to_framework_messages")
+            log.warning("dropped a %s for agent %r from a link that did not register it", kind,
+                        msg.get("agent_id"))
         elif kind == "STATUS":
             self._status(msg)
         elif kind == "EXECUTOR_EXITED":
@@ -112,9 +122,40 @@ class AgentRegistry:
                 agent.healthy, agent.health_message = bool(msg.get("healthy")), str(msg.get("message") or "")
                 self.apply_health(agent)
 
+    def _speaks_for(self, link: Outbox, msg: dict[str, Any]) -> bool:
+        agent = self.agents.get(msg.get("agent_id"))
+        return agent is not None and agent.link is link
+
     # ---- registration -------------------------------------------------
+    def _refusal(self, link: Outbox, info: dict[str, Any]) -> str | None:
+        """Why the principal of `link` may not register the agent `info` describes (None: it may).
+
+        An agent id is bound to the principal that first registered it: a
+        re-registration with that id from another principal is an attempt to
+        receive the real agent's tasks (and the secrets in their environment).
+        """
+        principal = getattr(link, "principal", None)
+        agent = self.agents.get(info.get("agent_id") or "")
+        if agent is not None and agent.principal is not None and agent.principal != principal:
+            return (f"Agent {agent.id} was registered by principal {agent.principal!r}; a re-registration "
+                    f"from principal {principal!r} is refused")
+        return None
+
     def _register(self, link: Outbox, msg: dict[str, Any]) -> None:
         info, ref = msg.get("agent") or {}, msg.get("ref")
+        principal = getattr(link, "principal", None)
+        acls = self.master.cfg.acls
+        if acls is not None and not acls.may_register_agent(principal):
+            message = f"Principal {principal!r} is not authorized to register agents (ACL register_agents)"
+            log.warning("refused an agent registration: %s", message)
+            link.send({"type": "REGISTER_REFUSED", "ref": ref, "message": message})
+            return
+        refused = self._refusal(link, info)
+        if refused is not None:   # the agent may register anew, under an id of its own
+            log.warning("refused an agent re-registration: %s", refused)
+            link.send({"type": "REREGISTER_REFUSED", "ref": ref, "agent_id": info.get("agent_id"),
+                       "message": refused})
+            return
         try:
             total = Resources.from_json(info.get("resources"))
         except ResourceError as exc:
@@ -133,6 +174,7 @@ class AgentRegistry:
                              list(info.get("attributes") or []), AgentLinkLifecycle("NEW", f"agent {agent_id}"),
                              time.time())
             agent.version = str(info.get("version") or VERSION)
+            agent.principal = getattr(link, "principal", None)
             self.agents[agent_id] = agent
         else:
             agent.reregistered_time = time.time()

@@ -210,11 +210,43 @@ class Master:
     def _call_without_effect(self, fw: FrameworkRec, body: dict) -> None:
         """A call this master accepts and has nothing to do for (CALLS_WITHOUT_EFFECT)."""
 
+    def _authorize_users(self, fw: FrameworkRec, tasks: list[dict[str, Any]]) -> None:
+        """ACL run_tasks: may this framework's principal run these tasks as their users? Raises LaunchInvalid."""
+        acls = self.cfg.acls
+        if acls is None:
+            return
+        for task in tasks:
+            user = _task_user(fw, task)
+            if not acls.may_run_as(fw.principal, user):
+                raise LaunchInvalid(f"Principal '{fw.principal}' is not authorized to launch tasks as user "
+                                    f"'{user}' (ACL run_tasks)")
+
     # ---- SUBSCRIBE ----------------------------------------------------
     def check_subscribe(self, call: dict[str, Any], principal: str | None) -> dict[str, Any]:
-        """The FrameworkInfo of a validated SUBSCRIBE (call_validation checked its roles): the place for
-        the checks that need the master's state (issue 14's ACLs). Raises CallError."""
-        return call["subscribe"]["framework_info"]
+        """The FrameworkInfo of a validated SUBSCRIBE (call_validation checked its shape), after the checks
+        that need the master's state. Raises CallError.
+
+        A framework's principal is fixed at its first registration: framework
+        ids are public (/master/state), so a SUBSCRIBE with another
+        framework's id from another principal would otherwise fail the victim
+        over and hand its tasks to the caller. Mesos refuses it the same way.
+        """
+        info = call["subscribe"]["framework_info"]
+        fw_id = value(call.get("framework_id")) or value(info.get("id"))
+        fw = self.frameworks.get(fw_id) if fw_id else None
+        if fw is not None and fw.principal is not None and principal != fw.principal:
+            caller = f"principal '{principal}'" if principal is not None else "an unauthenticated caller"
+            raise CallError(400, f"Framework {fw_id} was registered by principal '{fw.principal}'; "
+                                 f"{caller} cannot subscribe as it")
+        acls = self.cfg.acls
+        if acls is not None:
+            for role in _roles(info):
+                if not acls.may_register_framework(principal, role):
+                    raise CallError(403, f"Principal '{principal}' is not authorized to register frameworks "
+                                         f"in role '{role}' (ACL register_frameworks)")
+        if principal is not None and not info.get("principal"):
+            info = {**info, "principal": principal}   # kept (and persisted) as Mesos keeps it
+        return info
 
     def subscribe(self, call: dict[str, Any], info: dict[str, Any], stream: Outbox, principal: str | None,
                   stream_id: str) -> str:
@@ -309,6 +341,7 @@ class Master:
         info = {"name": "", "user": "", **info, "id": {"value": fw_id}, "failover_timeout": failover_timeout}
         fw = FrameworkRec(fw_id, info, _role(info), FrameworkLifecycle("RECOVERED", f"framework {fw_id}"),
                           time.time())
+        fw.principal = info.get("principal") or None   # it stays bound to who registered it
         self.frameworks[fw_id] = fw
         self.allocator.add_framework(fw_id, fw.role, active=False)
         fw.failover_timer = self.loop.call_later(failover_timeout, self.failover_expired, fw_id)
@@ -410,6 +443,7 @@ class Master:
         (launch_validation.py); send it to its agent. Returns what is left."""
         try:
             launch = check_launch(fw, tasks, group_executor, agent_id, remaining, fw.role)
+            self._authorize_users(fw, tasks)
         except LaunchInvalid as exc:
             reason = "REASON_TASK_GROUP_INVALID" if group_executor is not None else "REASON_TASK_INVALID"
             for task in tasks:
@@ -606,6 +640,16 @@ class Master:
         ip = ipv4_of(host)
         return {"id": self.id, "ip": ipv4_as_uint32(ip), "port": self.cfg.port, "pid": f"master@{ip}:{self.cfg.port}",
                 "hostname": host, "version": VERSION, "address": {"hostname": host, "ip": host, "port": self.cfg.port}}
+
+
+def _task_user(fw: FrameworkRec, task: dict[str, Any]) -> str:
+    """Whom a task runs as: its CommandInfo.user, else its framework's FrameworkInfo.user."""
+    command = task.get("command") if isinstance(task.get("command"), dict) else {}
+    return str(command.get("user") or fw.info.get("user") or "")
+
+
+def _roles(info: dict[str, Any]) -> list[str]:
+    return list(info.get("roles") or []) or [info.get("role") or "*"]
 
 
 def _role(info: dict[str, Any]) -> str:

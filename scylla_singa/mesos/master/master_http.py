@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from aiohttp import WSMsgType, web
 
 from scylla_singa.mesos.api.fields import build_info
+from scylla_singa.mesos.api.http_auth import PRINCIPAL_KEY, AuthPolicy, authentication_middleware
 from scylla_singa.mesos.api.http_answers import MAX_BODY, json_answer, mesos_not_found, redirect, text
 from scylla_singa.mesos.api.protocol import AGENT_WS_PATH, SCHEDULER_PATH
 from .election import LeaderElector, StandaloneElector
@@ -32,13 +33,17 @@ from .scheduler_http import SchedulerEndpoint, leader_redirect
 
 log = logging.getLogger(__name__)
 
+CREDENTIALS_HINT = ("use a principal of the master's credentials file (a master makes one in its work dir on first "
+                    "start: framework.credential for frameworks and operators, agent.credential for agents)")
+
 
 class AgentLink(QueuedOutbox):
     """One agent WebSocket (one agent, or a whole simulated fleet); messages are batched per write."""
 
-    def __init__(self, ws: web.WebSocketResponse) -> None:
+    def __init__(self, ws: web.WebSocketResponse, principal: str | None = None) -> None:
         super().__init__()
         self.ws = ws
+        self.principal = principal   # who opened the link (None on an insecure master)
         self.last_seen = 0.0
 
     async def pump(self) -> None:
@@ -71,7 +76,11 @@ class MasterHTTP:
         self.extra_routes = tuple(extra_routes)
 
     def app(self) -> web.Application:
-        app = web.Application(client_max_size=MAX_BODY, middlewares=[mesos_not_found])
+        policy = AuthPolicy(self.m.cfg.credentials, self.m.cfg.authenticate_readonly,
+                            self_checked=frozenset({SCHEDULER_PATH, "/master" + SCHEDULER_PATH}),
+                            always_paths=frozenset({AGENT_WS_PATH}))
+        app = web.Application(client_max_size=MAX_BODY,
+                              middlewares=[authentication_middleware(policy, CREDENTIALS_HINT), mesos_not_found])
         scheduler = SchedulerEndpoint(self.m)
         operator = OperatorEndpoint(self.m)
         for prefix in ("", "/master"):
@@ -110,7 +119,7 @@ class MasterHTTP:
             await ws.send_str(json.dumps({"type": "NOT_LEADER", "leader": self.m.leader_address}))
             await ws.close()
             return ws
-        link = AgentLink(ws)
+        link = AgentLink(ws, request[PRINCIPAL_KEY])
         self.m.agent_registry.link_opened(link)
         writer = asyncio.ensure_future(link.pump())
         try:

@@ -46,7 +46,9 @@ class MasterConfig:
     agent_ping_misses: int = 5
     agent_reregister_timeout: float = 75.0
     recovered_framework_timeout: float = 600.0
-    credentials: dict[str, str] | None = None
+    credentials: dict[str, str] | None = None   # principal -> secret; None: insecure (anyone may call)
+    authenticate_readonly: bool = True          # read-only endpoints too (Mesos's --authenticate_http_readonly)
+    acls: Any = None                            # an Acls (acls.py); None: every authenticated principal may all
     role_weights: dict[str, float] = field(default_factory=dict)
     max_completed_tasks: int = 1000
     default_kill_grace: float = 3.0
@@ -146,6 +148,7 @@ class AgentRec:
     version: str = ""             # the Mesos API version it speaks
     reregistered_time: float | None = None
     operator_deactivated: bool = False   # DEACTIVATE_AGENT / DRAIN_AGENT: offers nothing until REACTIVATE_AGENT
+    principal: str | None = None         # who registered it; only that principal may re-register it
 
     @property
     def active(self) -> bool:

@@ -26,6 +26,7 @@ from aiohttp import web
 from scylla_singa.mesos.api.call_validation import validate_master_operator_call
 from scylla_singa.mesos.api.codec import MASTER_OPERATOR, MediaType, encode_response
 from scylla_singa.mesos.api.fields import value
+from scylla_singa.mesos.api.http_auth import PRINCIPAL_KEY
 from scylla_singa.mesos.api.http_answers import CallRefused, answer_media_type, accepted, method_not_allowed, read_call, text
 from . import operator_v1
 from scylla_singa.mesos.api.event_stream import EventStream
@@ -116,7 +117,9 @@ class OperatorEndpoint:
         if handler is None:
             return text(501, f"{kind} is not supported by this master")
         try:
-            payload = handler(call.get(kind.lower()) or {})
+            body = call.get(kind.lower()) or {}
+            # TEARDOWN is authorized against who asks (ACL teardown_frameworks)
+            payload = self._teardown(body, request.get(PRINCIPAL_KEY)) if kind == "TEARDOWN" else handler(body)
         except OperatorError as exc:
             return text(exc.status, exc.message)
         if payload is None:
@@ -177,10 +180,14 @@ class OperatorEndpoint:
     def _mark_agent_gone(self, body: JsonDict) -> None:
         self.m.agent_registry.mark_gone(self._agent(body))
 
-    def _teardown(self, body: JsonDict) -> None:
+    def _teardown(self, body: JsonDict, principal: str | None = None) -> None:
         fw = self.m.frameworks.get(value(body.get("framework_id")) or "")
         if fw is None:
             raise OperatorError(400, f"Unknown framework {value(body.get('framework_id'))}")
+        acls = self.m.cfg.acls
+        if acls is not None and not acls.may_teardown(principal, fw.principal):
+            raise OperatorError(403, f"Principal '{principal}' is not authorized to tear down framework {fw.id} "
+                                     f"of principal '{fw.principal}' (ACL teardown_frameworks)")
         self.m.handle_call(fw, {"type": "TEARDOWN"})
 
 

@@ -24,10 +24,11 @@ from aiohttp import web
 
 from scylla_singa.mesos.api.call_validation import validate_scheduler_call
 from scylla_singa.mesos.api.codec import SCHEDULER, CodecError, encode_response, response_media_type
+from scylla_singa.mesos.api.credentials import authenticate
 from scylla_singa.mesos.api.fields import value
+from scylla_singa.mesos.api.http_auth import unauthorized
 from scylla_singa.mesos.api.http_answers import (CallRefused, accepted, method_not_allowed, read_call, redirect,
                                                  text)
-from .credentials import authenticate
 from scylla_singa.mesos.api.event_stream import EventStream
 from .master_core import Master
 from .master_records import CallError, FrameworkRec
@@ -58,8 +59,7 @@ class SchedulerEndpoint:
         if self.m.cfg.credentials is not None:
             principal = authenticate(request.headers.get("Authorization"), self.m.cfg.credentials)
             if principal is None:
-                return web.Response(status=401, text="Unauthorized",
-                                    headers={"WWW-Authenticate": 'Basic realm="mesos"'})
+                return unauthorized("frameworks authenticate with a principal of the master's credentials file")
         try:
             call, _ = await read_call(request, SCHEDULER, lambda c: validate_scheduler_call(c, principal))
         except CallRefused as refused:

@@ -41,8 +41,10 @@ def real(scylla: ScyllaCli, docker_client: docker.DockerClient) -> ScyllaCli:
 
 def master_for(cli: ScyllaCli, docker_client: docker.DockerClient, resources: str) -> EmbeddedMesos:
     """A master and agent that outlive `run`, so that `logs` can read the sandboxes afterwards."""
-    return EmbeddedMesos([AgentSpec(resources=resources)], docker_client=docker_client,
-                         allowed_host_paths=[cli.home / "jobs"])
+    mesos = EmbeddedMesos([AgentSpec(resources=resources)], docker_client=docker_client,
+                          allowed_host_paths=[cli.home / "jobs"])
+    cli.authenticate_with(mesos.framework_credential)   # a secure master, as every one is by default
+    return mesos
 
 
 def steps(progress: list[dict], phase: str, attempt: int | None = None) -> list[int]:

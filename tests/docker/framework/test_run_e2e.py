@@ -63,6 +63,7 @@ def test_killing_the_framework_and_resuming_reconciles_without_duplicates(scylla
                     .replace("train_steps: 600", "train_steps: 2500"))
     with EmbeddedMesos([AgentSpec(resources="cpus:8;mem:8192")], docker_client=docker_client,
                        allowed_host_paths=[scylla.home / "jobs"]) as mesos:
+        scylla.authenticate_with(mesos.framework_credential)   # a secure master, as every one is by default
         p = scylla.start("run", "--json", "--master", mesos.master_address, str(conf))
         job = wait_until(lambda: scylla.job_ids(), 60, "the job to be submitted")[0]
         wait_until(lambda: scylla.store().progress(job), 180, "training progress")

@@ -38,6 +38,7 @@ def test_singas_mnist_mlp_and_rbm_chain_examples_train_through_the_framework(
     with EmbeddedMesos([AgentSpec(resources="cpus:2;mem:2048")], docker_client=docker_client,
                        allowed_host_paths=[scylla.home / "jobs"]) as mesos:
         master = mesos.master_address
+        scylla.authenticate_with(mesos.framework_credential)   # a secure master, as every one is by default
         # The MNIST MLP (SINGA's 6-layer, 10 M-parameter net) learns within 240 steps.
         mlp = conf_with((EXAMPLES_DIR / "mnist-mlp" / "job.conf").read_text(), train_steps=250)
         out, stdout, _ = run_example(scylla, master, mlp, "mnist-mlp")

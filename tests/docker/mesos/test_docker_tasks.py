@@ -44,7 +44,7 @@ def mesos(docker_client, jobs_root) -> Iterator[EmbeddedMesos]:
 
 @pytest.fixture(scope="module")
 def fw(mesos) -> Iterator[TestFramework]:
-    f = TestFramework(mesos.master_address, name="docker-tests").start()
+    f = TestFramework(mesos.master_address, name="docker-tests", credential=mesos.framework_credential).start()
     yield f
     f.stop()
 
@@ -58,7 +58,7 @@ def _run(fw: TestFramework, final: str | tuple[str, ...], command: str, **kw) ->
 
 
 def _sandbox(mesos: EmbeddedMesos, task_id: str) -> Path:
-    state = requests.get(f"http://{mesos.agent_addresses[0]}/state", timeout=10).json()
+    state = requests.get(f"http://{mesos.agent_addresses[0]}/state", timeout=10, auth=mesos.http_auth).json()
     for group in ("frameworks", "completed_frameworks"):
         for f in state[group]:
             for ex in f["executors"] + f["completed_executors"]:
@@ -81,7 +81,7 @@ def test_a_non_root_task_cannot_touch_its_root_owned_sandbox_as_under_apache_mes
     sandbox = _sandbox(mesos, tid)
     st = sandbox.stat()
     assert (st.st_uid, st.st_mode & 0o777) == (0, 0o750) and not (sandbox / "out.txt").exists()
-    read = requests.get(f"http://{mesos.agent_addresses[0]}/files/read",
+    read = requests.get(f"http://{mesos.agent_addresses[0]}/files/read", auth=mesos.http_auth,
                         params={"path": str(sandbox / "stdout"), "offset": 0}, timeout=10).json()
     # The working directory is the image's own (busybox: /), as Mesos's Docker containerizer leaves it.
     assert read["data"] == f"uid=65534 pwd=/ sb=/mnt/mesos/sandbox task={tid} fw={fw.id}\n"
@@ -134,7 +134,7 @@ def test_a_custom_executor_in_a_docker_container_runs_and_shuts_down(mesos, fw, 
     assert container.attrs["HostConfig"]["NetworkMode"] == "host"   # moved to the host's network
     fw.driver.killTask(task["task_id"])
     fw.wait_state(tid, "TASK_KILLED", timeout=30)
-    shutdown = requests.post(f"http://{mesos.master_address}/api/v1/scheduler", timeout=10,
+    shutdown = requests.post(f"http://{mesos.master_address}/api/v1/scheduler", timeout=10, auth=mesos.http_auth,
                              headers={"Mesos-Stream-Id": fw.driver.stream_id},
                              json={"type": "SHUTDOWN", "framework_id": {"value": fw.id}, "shutdown": {
                                  "executor_id": {"value": executor_id}, "agent_id": offer["agent_id"]}})
@@ -244,7 +244,7 @@ def test_agent_restart_recovers_a_running_container(mesos, fw, docker_client) ->
     mesos.start_agent(0)
 
     def recovered() -> bool:
-        state = requests.get(f"http://{mesos.master_address}/master/state", timeout=10).json()
+        state = requests.get(f"http://{mesos.master_address}/master/state", timeout=10, auth=mesos.http_auth).json()
         tasks = [t for f in state["frameworks"] for t in f["tasks"] if t["id"] == tid]
         return [t["state"] for t in tasks] == ["TASK_RUNNING"] and all(a["active"] for a in state["slaves"])
     wait_until(recovered, 30, "the restarted agent to re-register with its task running")
@@ -257,7 +257,7 @@ def test_agent_restart_recovers_a_running_container(mesos, fw, docker_client) ->
 def test_stopping_embedded_mesos_removes_its_containers(docker_client) -> None:
     m = EmbeddedMesos(1, docker_client=docker_client, allocation_interval=0.2).start()
     try:
-        f = TestFramework(m.master_address).start()
+        f = TestFramework(m.master_address, credential=m.framework_credential).start()
         try:
             offer = f.take_offer()
             task = task_info(offer["agent_id"], image=TINY, command="sleep 300")

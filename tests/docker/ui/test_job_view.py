@@ -72,6 +72,7 @@ def running_job(tmp_path_factory, docker_client, swarm_manager) -> Iterator[Runn
     mesos = EmbeddedMesos([AGENT, AGENT], docker_client=docker_client, allowed_host_paths=[s.home / "jobs"],
                           master_routes=[master_page.routes])
     mesos.start()
+    s.authenticate_with(mesos.framework_credential)   # a secure master, as every one is by default
     p = None
     try:
         p = s.start("run", "--master", mesos.master_address, str(_long_conf(tmp)))

@@ -28,7 +28,7 @@ def mesos(tmp_path) -> Iterator[EmbeddedMesos]:
 @pytest.fixture
 def framework(mesos) -> Iterator[TestFramework]:
     """A framework running one task on node-a that prints a PROGRESS line and sleeps."""
-    fw = TestFramework(mesos.master_address, "ui-test").start()
+    fw = TestFramework(mesos.master_address, "ui-test", credential=mesos.framework_credential).start()
     try:
         offer = fw.take_offer(lambda o: o["hostname"] == "node-a", cpus=1)
         fw.launch(offer, [task_info(offer["agent_id"], task_id="printer", cpus=1, mem=1024,
@@ -39,7 +39,15 @@ def framework(mesos) -> Iterator[TestFramework]:
         fw.stop()
 
 
-def test_the_master_page_lists_both_agents_and_sees_one_go(mesos, page) -> None:
+@pytest.fixture
+def signed_in(mesos, page):
+    """The browser tab, sending the cluster's framework credential (as a browser does after the Basic prompt)."""
+    page.set_extra_http_headers(mesos.framework_credential.headers())
+    return page
+
+
+def test_the_master_page_lists_both_agents_and_sees_one_go(mesos, signed_in) -> None:
+    page = signed_in
     page.goto(f"http://{mesos.master_address}/")
     rows = page.locator("#agents tbody tr[data-agent]")
     expect(rows).to_have_count(2)
@@ -51,7 +59,8 @@ def test_the_master_page_lists_both_agents_and_sees_one_go(mesos, page) -> None:
     expect(page.locator("#tile-agents")).to_contain_text("1 / 2")
 
 
-def test_a_framework_shows_its_share_and_a_task_log_opens(mesos, framework, page) -> None:
+def test_a_framework_shows_its_share_and_a_task_log_opens(mesos, framework, signed_in) -> None:
+    page = signed_in
     page.goto(f"http://{mesos.master_address}/")
     fw_row = page.locator(f"tr[data-framework='{framework.id}']")
     expect(fw_row).to_contain_text("ui-test")
@@ -67,7 +76,8 @@ def test_a_framework_shows_its_share_and_a_task_log_opens(mesos, framework, page
 
 def test_metrics_are_served_as_prometheus_text_next_to_the_snapshot(mesos, framework) -> None:
     base = f"http://{mesos.master_address}"
-    resp = requests.get(f"{base}/metrics", timeout=10)
+    assert requests.get(f"{base}/metrics", timeout=10).status_code == 401   # reveals the cluster: credentials
+    resp = requests.get(f"{base}/metrics", timeout=10, auth=mesos.http_auth)
     assert resp.status_code == 200 and resp.headers["Content-Type"] == CONTENT_TYPE
     fams = parse_exposition(resp.text)
     assert fams["scylla_master_agents"].value(state="reachable") == 2
@@ -77,16 +87,18 @@ def test_metrics_are_served_as_prometheus_text_next_to_the_snapshot(mesos, frame
     assert fams["scylla_master_framework_dominant_share"].value(framework_id=framework.id, name="ui-test",
                                                                 role="*") > 0
     assert fams["scylla_master_allocation_runs_total"].value() > 0
-    snapshot = requests.get(f"{base}/metrics/snapshot", timeout=10).json()
+    snapshot = requests.get(f"{base}/metrics/snapshot", timeout=10, auth=mesos.http_auth).json()
     assert snapshot["master/cpus_used"] == 1 and snapshot["master/tasks_running"] == 1
 
 
 def test_log_requests_for_unknown_things_say_what_is_wrong(mesos) -> None:
     base = f"http://{mesos.master_address}/ui/api/log"
-    assert requests.get(base, params={"agent": "nope", "task": "t"}, timeout=10).json() == \
+    http = requests.Session()
+    http.auth = mesos.http_auth
+    assert http.get(base, params={"agent": "nope", "task": "t"}, timeout=10).json() == \
         {"error": "no agent nope is registered"}
-    state = requests.get(f"http://{mesos.master_address}/ui/state", timeout=10).json()
+    state = http.get(f"http://{mesos.master_address}/ui/state", timeout=10).json()
     agent = state["agents"][0]["id"]
-    resp = requests.get(base, params={"agent": agent, "task": "never-ran"}, timeout=10)
+    resp = http.get(base, params={"agent": agent, "task": "never-ran"}, timeout=10)
     assert resp.status_code == 404 and "no sandbox" in resp.json()["error"]
-    assert requests.get(base, params={"agent": agent, "task": "t", "file": "job.conf"}, timeout=10).status_code == 400
+    assert http.get(base, params={"agent": agent, "task": "t", "file": "job.conf"}, timeout=10).status_code == 400

@@ -106,7 +106,7 @@ def gates(monkeypatch):
         return SimpleNamespace(name=f"scylla-{job_id}")
 
     class StandInMesosHttp:
-        def __init__(self, master: str) -> None:
+        def __init__(self, master: str, credential: object = None) -> None:
             pass
 
         def cluster_agents(self) -> tuple:

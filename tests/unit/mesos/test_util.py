@@ -7,7 +7,7 @@ import base64
 import pytest
 
 from scylla_singa.mesos.api.fields import split_hostport
-from scylla_singa.mesos.master.credentials import CredentialsError, authenticate, load_credentials
+from scylla_singa.mesos.api.credentials import CredentialsError, authenticate, load_credentials
 
 
 def test_split_hostport() -> None:

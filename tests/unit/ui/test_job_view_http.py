@@ -36,9 +36,10 @@ class FakeShell:
 
 
 class FakeSession:
-    """What job_view reads of runner.Session: jobs(), book, store, shell."""
+    """What job_view reads of runner.Session: jobs(), book, store, shell, credential."""
 
     def __init__(self, tmp: Path) -> None:
+        self.credential = None   # an insecure cluster
         self.book = ProgressBook()
         self.store = JobStore(tmp / "framework.sqlite")
         self.shell: FakeShell | None = FakeShell()
