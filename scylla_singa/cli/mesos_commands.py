@@ -62,12 +62,14 @@ async def _serve(start, stop) -> None:
 @click.option("--insecure", is_flag=True, help="Let anyone call every endpoint without credentials (a trusted private network only; never on a public address).")
 @click.option("--authenticate-http-readonly/--no-authenticate-http-readonly", default=True, show_default=True, help="Also ask credentials for the read-only endpoints (/master/state, /metrics/snapshot, the web UI), as Mesos's --authenticate_http_readonly.")
 @click.option("--acls", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None, help="Authorization rules (YAML or JSON): which principals may register frameworks in which roles, run tasks as which users, tear down which frameworks, register agents. See README, Security.")
+@click.option("--tls-cert", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Serve HTTPS (and agents' links as wss) with this PEM certificate (with its chain); needs --tls-key. pymesos frameworks then connect through a local TLS proxy (README, Security).")
+@click.option("--tls-key", type=click.Path(dir_okay=False, path_type=Path), default=None, help="The PEM private key of --tls-cert.")
 @click.option("--role-weights", default="", help="DRF weights of roles, e.g. 'prod=3,dev=1'.")
 @click.option("--zk", default=None, help="zk://host:2181/mesos: elect a leader among masters and publish it where frameworks look.")
 @click.option("-v", "--verbose", is_flag=True, help="Log at debug level.")
 def master(host, advertise_ip, port, work_dir, allocator, allocation_interval, offer_timeout, heartbeat_interval,
            agent_ping_timeout, max_agent_ping_timeouts, agent_reregister_timeout, credentials, insecure,
-           authenticate_http_readonly, acls, role_weights, zk, verbose) -> None:
+           authenticate_http_readonly, acls, tls_cert, tls_key, role_weights, zk, verbose) -> None:
     """Run a Mesos-compatible master: the v1 scheduler API at /api/v1/scheduler
     (pymesos and other Mesos 1.x frameworks work unchanged), resource offers by
     DRF, and the operator endpoints /master/state, /metrics/snapshot, /health."""
@@ -80,6 +82,7 @@ def master(host, advertise_ip, port, work_dir, allocator, allocation_interval, o
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(asctime)s %(name)s %(message)s")
     if insecure and credentials:
         raise click.UsageError("--insecure and --credentials contradict each other: give one")
+    tls = _server_tls(tls_cert, tls_key)
     work_dir = work_dir or _home("master")
     try:
         if insecure:
@@ -106,7 +109,7 @@ def master(host, advertise_ip, port, work_dir, allocator, allocation_interval, o
                        allocator=allocator, allocation_interval=allocation_interval, offer_timeout=offer_timeout,
                        heartbeat_interval=heartbeat_interval, agent_ping_interval=agent_ping_timeout,
                        agent_ping_misses=max_agent_ping_timeouts, agent_reregister_timeout=agent_reregister_timeout,
-                       credentials=creds, authenticate_readonly=authenticate_http_readonly, acls=rules,
+                       credentials=creds, authenticate_readonly=authenticate_http_readonly, acls=rules, tls=tls,
                        role_weights=_weights(role_weights))
     cfg.work_dir.mkdir(parents=True, exist_ok=True)
     server = MasterServer(cfg, ZooKeeperElector(zk) if zk else StandaloneElector(),
@@ -120,7 +123,8 @@ def master(host, advertise_ip, port, work_dir, allocator, allocation_interval, o
 
     async def start() -> None:
         await server.start()
-        click.echo(f"master listening on {server.address} (allocator {allocator})", err=True)
+        click.echo(f"master listening on {'https://' if tls else ''}{server.address} (allocator {allocator})",
+                   err=True)
     asyncio.run(_serve(start, server.stop))
     if lost:
         click.echo("master lost leadership; exiting (restart it to stand by)", err=True)
@@ -151,6 +155,19 @@ def _hold_agent_work_dir(work_dir: Path) -> None:
     except OSError as exc:
         raise click.ClickException(f"cannot use work dir {work_dir}: {exc.strerror}; pick another with "
                                    f"--work-dir DIR") from None
+
+
+def _server_tls(cert: Path | None, key: Path | None):
+    """The SSLContext of --tls-cert/--tls-key (both or neither); a clear error for a bad pair."""
+    from scylla_singa.mesos.api.tls import TlsError, server_context
+    if cert is None and key is None:
+        return None
+    if cert is None or key is None:
+        raise click.UsageError("--tls-cert and --tls-key go together: give both")
+    try:
+        return server_context(cert, key)
+    except TlsError as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 def _agent_credentials(credential_file: Path | None, http_credentials: Path | None, insecure: bool):
@@ -200,11 +217,12 @@ def _readable(path: Path) -> bool:
 @click.option("--credential", "credential_file", type=click.Path(dir_okay=False, path_type=Path), default=None, envvar="SCYLLA_AGENT_CREDENTIAL", help="How this agent proves itself to the master: a file with one principal and its secret (JSON {principal, secret} or 'principal secret'), e.g. the master's agent.credential [env: SCYLLA_AGENT_CREDENTIAL; default: $SCYLLA_HOME/master/agent.credential when readable].")
 @click.option("--http-credentials", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Who may call this agent's endpoints (/state, /files/*, the operator API): a credentials file like the master's [default: $SCYLLA_HOME/master/credentials.json when readable; the agent's own credential is always accepted].")
 @click.option("--insecure", is_flag=True, help="Register without a credential and let anyone call this agent's endpoints (a trusted private network only).")
+@click.option("--tls-ca", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Verify a TLS master (--master https://HOST:PORT) against this PEM CA or self-signed certificate [default: the system's trust store].")
 @click.option("--simulate", is_flag=True, help="Run nothing: 'sleep N' ends after N s, 'exit K' with code K, else runs until killed.")
 @click.option("--count", default=1, show_default=True, type=int, help="With --simulate: this many agents on one connection.")
 @click.option("-v", "--verbose", is_flag=True, help="Log at debug level.")
 def agent(master_addr, host, advertise_ip, hostname, port, resources, attributes, docker_host, no_docker, work_dir,
-          allowed_host_paths, hdfs, gc_delay, credential_file, http_credentials, insecure, simulate, count,
+          allowed_host_paths, hdfs, gc_delay, credential_file, http_credentials, insecure, tls_ca, simulate, count,
           verbose) -> None:
     """Run a Mesos-compatible agent: registers with the master, runs tasks as
     Docker containers (or plain processes without a ContainerInfo), serves
@@ -221,9 +239,14 @@ def agent(master_addr, host, advertise_ip, hostname, port, resources, attributes
     if count < 1 or (count > 1 and not simulate):
         raise click.BadParameter("--count needs --simulate and must be at least 1")
     credential, accepted = _agent_credentials(credential_file, http_credentials, insecure)
+    from scylla_singa.mesos.api.tls import TlsError, client_context
+    try:
+        master_tls = client_context(tls_ca) if tls_ca or master_addr.startswith("https://") else None
+    except TlsError as exc:
+        raise click.ClickException(str(exc)) from None
     if simulate and count > 1:
         fleet = SimulatedFleet(master_addr, count, resources or DEFAULT_SIM_RESOURCES, attributes or "",
-                               hostname_prefix=hostname or "sim", credential=credential)
+                               hostname_prefix=hostname or "sim", credential=credential, tls=master_tls)
 
         async def start_fleet() -> None:
             await fleet.start()
@@ -239,7 +262,7 @@ def agent(master_addr, host, advertise_ip, hostname, port, resources, attributes
     cfg = AgentConfig(master=master_addr, host=host, port=port, hostname=hostname, advertise_ip=advertise_ip,
                       resources=resources, attributes=attributes, work_dir=work_dir,
                       docker_host=docker_host, use_docker=not no_docker, simulate=simulate, hdfs=hdfs,
-                      gc_delay=gc_delay, credential=credential, http_credentials=accepted)
+                      gc_delay=gc_delay, credential=credential, http_credentials=accepted, master_tls=master_tls)
     if roots is not None:
         cfg.allowed_host_paths = roots
     node = Agent(cfg)

@@ -89,6 +89,7 @@ class AgentConfig:
     credential: Credential | None = None          # how it proves itself to the master (--credential)
     http_credentials: dict[str, str] | None = None   # who may call its endpoints (--http-credentials)
     authenticate_readonly: bool = True            # /state, /files/*, /metrics too, not only writes
+    master_tls: Any = None                        # ssl.SSLContext it verifies an https:// master with (--tls-ca)
 
     def http_auth(self) -> AuthPolicy:
         """Who may call this agent's endpoints: its --http-credentials, and its own credential (the master
@@ -168,7 +169,7 @@ class Agent:
             runner.attach(self.core, f"{info.ip}:{info.port}")
         flags["port"] = str(self.cfg.port)
         self.link = MasterLink(self.cfg.master, [self.core], ping_timeout=self.cfg.ping_timeout,
-                               credential=self.cfg.credential)
+                               credential=self.cfg.credential, tls=self.cfg.master_tls)
         self.link.start()
         self._gc = asyncio.ensure_future(self._gc_loop())
         if self.docker_runner is not None:

@@ -13,11 +13,13 @@ import asyncio
 import json
 import logging
 import random
+import ssl
 from typing import Any
 
 import aiohttp
 
 from scylla_singa.mesos.api.credentials import Credential
+from scylla_singa.mesos.api.tls import client_context, split_scheme
 from scylla_singa.mesos.api.leader_znodes import resolve_zk_leader
 from scylla_singa.mesos.api.protocol import AGENT_WS_PATH
 from .agent_core import AgentCore
@@ -30,7 +32,9 @@ class MasterLink:
 
     def __init__(self, master: str, cores: list[AgentCore], *, retry_tick: float = 0.5,
                  ping_timeout: float = 75.0, backoff_max: float = 2.0,
-                 credential: Credential | None = None) -> None:
+                 credential: Credential | None = None, tls: ssl.SSLContext | None = None) -> None:
+        wants_tls, master = split_scheme(master)   # https://host:port: the masters serve TLS
+        self.tls = tls or (client_context(None) if wants_tls else None)
         self.master = master
         self.credential = credential   # sent on every connect; the master binds our agent id to it
         self.refused: str | None = None   # why the master refused to register us, while it does
@@ -78,7 +82,9 @@ class MasterLink:
                 while not self._stopping:
                     try:
                         address = await self._resolve()
-                        async with session.ws_connect(f"http://{address}{AGENT_WS_PATH}", heartbeat=None,
+                        scheme = "wss" if self.tls else "ws"
+                        async with session.ws_connect(f"{scheme}://{address}{AGENT_WS_PATH}", heartbeat=None,
+                                                      ssl=self.tls if self.tls else True,
                                                       max_msg_size=256 * 1024 * 1024,
                                                       headers=self.credential.headers() if self.credential
                                                       else None) as ws:

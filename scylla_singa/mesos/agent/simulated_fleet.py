@@ -7,6 +7,8 @@ the master sees ordinary agents. `SimulatedFleet(master, count, ...)`:
 
 from __future__ import annotations
 
+from typing import Any
+
 from scylla_singa.common.waiting import wait_until_async
 from scylla_singa.mesos.api.credentials import Credential
 from scylla_singa.mesos.api.resources import Resources, parse_attributes
@@ -22,14 +24,14 @@ class SimulatedFleet:
 
     def __init__(self, master: str, count: int, resources: str = DEFAULT_SIM_RESOURCES,
                  attributes: str = "", hostname_prefix: str = "sim", retry_interval: float = 10.0,
-                 ping_timeout: float = 75.0, credential: Credential | None = None) -> None:
+                 ping_timeout: float = 75.0, credential: Credential | None = None, tls: Any = None) -> None:
         runner = SimulatedRunner()
         res = Resources.parse(resources)
         attrs = parse_attributes(attributes)
         # each its own pid, as the agents of one Mesos process would be numbered (no port: nothing to serve)
         self.cores = [AgentCore(AgentInfo(f"{hostname_prefix}-{i}", res, attrs, pid=f"slave({i + 1})@127.0.0.1:0"),
                                 runner, retry_interval=retry_interval) for i in range(count)]
-        self.link = MasterLink(master, self.cores, ping_timeout=ping_timeout, credential=credential)
+        self.link = MasterLink(master, self.cores, ping_timeout=ping_timeout, credential=credential, tls=tls)
 
     async def start(self) -> None:
         self.link.start()

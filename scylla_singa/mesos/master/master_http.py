@@ -209,7 +209,8 @@ class MasterServer:
         self._runner = web.AppRunner(MasterHTTP(self.master, self.extra_routes).app(), handler_cancellation=True,
                                      access_log=None, shutdown_timeout=2.0)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.cfg.host, self.cfg.port, reuse_address=True, backlog=1024)
+        site = web.TCPSite(self._runner, self.cfg.host, self.cfg.port, reuse_address=True, backlog=1024,
+                           ssl_context=self.cfg.tls)
         await site.start()
         self.cfg.port = self._runner.addresses[0][1]
         self.master.start(loop)

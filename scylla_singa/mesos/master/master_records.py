@@ -49,6 +49,7 @@ class MasterConfig:
     credentials: dict[str, str] | None = None   # principal -> secret; None: insecure (anyone may call)
     authenticate_readonly: bool = True          # read-only endpoints too (Mesos's --authenticate_http_readonly)
     acls: Any = None                            # an Acls (acls.py); None: every authenticated principal may all
+    tls: Any = None                             # an ssl.SSLContext (api/tls.py): serve HTTPS and wss; None: HTTP
     role_weights: dict[str, float] = field(default_factory=dict)
     max_completed_tasks: int = 1000
     default_kill_grace: float = 3.0
