@@ -22,6 +22,7 @@ import re
 import secrets
 import signal
 import sys
+import threading
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -248,7 +249,7 @@ class Session:
                          credential=self.credential)
         self.stack.callback(self._stop_shell)
         try:
-            subscribed = self.shell.subscribed.wait(opts.connect_timeout_s)
+            subscribed = _wait_interruptibly(self.shell.subscribed, opts.connect_timeout_s)
         except RuntimeError as exc:   # pymesos raises the master's refusal in the main thread
             if "HTTP 401" in str(exc):
                 given = f"principal {self.credential.principal}" if self.credential else "none given"
@@ -420,6 +421,16 @@ class Session:
 
     def close(self) -> None:
         self.stack.close()
+
+
+def _wait_interruptibly(event: threading.Event, timeout_s: float) -> bool:
+    """Event.wait in short slices: pymesos reports a refused SUBSCRIBE by `_thread.interrupt_main()`, which
+    only sets a flag the main thread acts on between bytecodes, never inside one long wait."""
+    deadline = time.monotonic() + timeout_s
+    while not event.wait(min(0.2, max(0.0, deadline - time.monotonic()))):
+        if time.monotonic() >= deadline:
+            return False
+    return True
 
 
 def _cluster_credential_file(info: LocalCluster | None) -> Path | None:

@@ -303,3 +303,22 @@ def test_a_master_makes_its_secrets_on_first_start_and_an_agent_on_its_machine_u
     finally:
         for p in procs:
             _stop(p)
+
+
+def test_run_against_a_secure_master_without_its_credential_says_where_credentials_come_from(secure, tmp_path) -> None:
+    """A framework that forgot its credential (or has a wrong one) gets exit 2 and the places to put one,
+    not a traceback; with the credential in SCYLLA_CREDENTIAL it subscribes."""
+    m = secure()
+    env = {**os.environ, "SCYLLA_HOME": str(tmp_path / "home"), "PYTHONUNBUFFERED": "1"}
+    env.pop("SCYLLA_CREDENTIAL", None)
+    conf = str(REPO / "examples" / "digits-mlp" / "job.conf")
+    r = subprocess.run(CLI + ["run", "--master", m.master_address, "--connect-timeout", "20s", conf], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert "refused this framework's credentials (none given)" in r.stderr and "--credential FILE" in r.stderr
+    assert "Traceback" not in r.stderr
+    wrong = tmp_path / "wrong.credential"
+    wrong.write_text("scylla not-the-secret\n")
+    r = subprocess.run(CLI + ["run", "--master", m.master_address, "--credential", str(wrong),
+                              "--connect-timeout", "20s", conf], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "(principal scylla)" in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
