@@ -36,6 +36,8 @@ RUNTIME_PKGS=(
   libkrb5support0 libldap-2.5-0 liblz4-1 liblzma5 libnettle8 libnghttp2-14 libp11-kit0 libprotobuf32
   libpsl5 librtmp1 libsasl2-2 libsqlite3-0 libssh2-1 libssl3 libstdc++6 libsvn1 libtasn1-6
   libunistring2 libutf8proc2 libuuid1 libxml2 libzookeeper-mt2 libzstd1 zlib1g
+  # not linked, loaded: the SASL CRAM-MD5 mechanism agents authenticate to the master with
+  libsasl2-modules
 )
 
 say() { echo "$*" >&2; }
