@@ -36,7 +36,7 @@ from scylla_singa.mesos.api.proto import scheduler_pb2
 from scylla_singa.mesos.embedded import EmbeddedMesos
 from scylla_singa.mesos.master.master_store import record_problem
 from scylla_singa.ui import master_page
-from tests.mesos.conftest import RawSubscription
+from tests.support.scheduler_stream import SchedulerStream
 
 API = "/api/v1/scheduler"
 JSON = "application/json"
@@ -90,7 +90,7 @@ def offered_cpus(event: dict[str, Any]) -> float:
                if r["name"] == "cpus")
 
 
-def next_whole_offer(sub: RawSubscription) -> dict[str, Any]:
+def next_whole_offer(sub: SchedulerStream) -> dict[str, Any]:
     """The next OFFERS event carrying all the agent's cpus (the stream's heartbeats bound each read)."""
     deadline_events = 200
     for _ in range(deadline_events):
@@ -338,7 +338,7 @@ def send(address: str, case: Case, body: Body, stream_id: str | None) -> request
 def test_a_malformed_call_is_refused_and_loses_nothing(mesos, case: Case) -> None:
     """The attack: one malformed call, hoping for a 500, a leaked offer or a poisoned view (see module doc)."""
     address = mesos.master_address
-    sub = RawSubscription(address, {"type": "SUBSCRIBE", "subscribe": {"framework_info": info(name=case.name)}})
+    sub = SchedulerStream(address, info(name=case.name))
     try:
         offer = next_whole_offer(sub)
         target = Target(sub.framework_id, offer["id"]["value"], offer["agent_id"]["value"])
@@ -360,8 +360,7 @@ def test_a_malformed_call_is_refused_and_loses_nothing(mesos, case: Case) -> Non
         assert [f["id"] for f in state["frameworks"]] == [sub.framework_id]
         assert state["frameworks"][0]["used_resources"]["cpus"] == 0
     finally:
-        sub.call({"type": "TEARDOWN", "framework_id": {"value": sub.framework_id}})
-        sub.close()
+        sub.teardown()
 
 
 def test_nothing_poisoned_survives_a_restart(mesos) -> None:
@@ -374,8 +373,8 @@ def test_nothing_poisoned_survives_a_restart(mesos) -> None:
     for case in (c for c in CASES if c.subscribe):
         answer = send(address, case, case.make(Target("", "", "")), None)
         assert answer.status_code == case.status and case.text in answer.text, (case.name, answer.text)
-    good = RawSubscription(address, {"type": "SUBSCRIBE", "subscribe": {"framework_info": info(
-        name="survivor", failover_timeout=300, capabilities=[{"type": "X_UNKNOWN_CAPABILITY"}])}})
+    good = SchedulerStream(address, info(name="survivor", failover_timeout=300,
+                                         capabilities=[{"type": "X_UNKNOWN_CAPABILITY"}]))
     assert good.framework_id
     store = Path(mesos.master_config.work_dir) / "master.json"
     wait_until(lambda: good.framework_id in (strict_json(store.read_text()) if store.exists() else {})
