@@ -385,3 +385,62 @@ def test_nothing_poisoned_survives_a_restart(mesos) -> None:
     assert good.framework_id in [f["id"] for f in state["frameworks"]]
     records = strict_json(store.read_text())["frameworks"]
     assert {fid: record_problem(fid, rec) for fid, rec in records.items()} == {fid: None for fid in records}
+
+
+def test_a_master_skips_poisoned_records_in_its_store(tmp_path, monkeypatch, caplog) -> None:
+    """The attack: a store written before SUBSCRIBE was validated (or edited by hand) holds records that
+    once broke /master/state; the master starts, skips each with a log line naming why, keeps the good one."""
+    monkeypatch.setenv("SCYLLA_HOME", str(tmp_path / "home"))
+    good_info = {"user": "u", "name": "good", "id": {"value": "good"}, "failover_timeout": 300.0}
+    poisoned = {
+        "caps-strings": ({"user": "u", "name": "n", "capabilities": ["X"]}, 60, "does not convert"),
+        "failover-inf": ({"user": "u", "name": "n"}, float("inf"), "failover_timeout inf is not a finite"),
+        "failover-text": ({"user": "u", "name": "n"}, "abc", "failover_timeout 'abc' is not a finite"),
+        "info-inf": ({"user": "u", "name": "n", "failover_timeout": float("inf")}, 60, "is not a finite number"),
+        "info-list": ([1, 2], 60, "it has no FrameworkInfo object"),
+        "role-bad": ({"user": "u", "name": "n", "role": "-x"}, 60, "Role '-x' is invalid"),
+        "other-id": ({"user": "u", "name": "n", "id": {"value": "someone-else"}}, 60, "names another framework id"),
+    }
+    records = {fid: {"info": info_, "failover_timeout": timeout, "registered_time": 1.0}
+               for fid, (info_, timeout, _) in poisoned.items()}
+    records["good"] = {"info": good_info, "failover_timeout": 300.0, "registered_time": 1.0}
+    work_dir = tmp_path / "mesos"
+    (work_dir / "master").mkdir(parents=True)
+    # Python's json writes Infinity, as a master before issue 14 did
+    (work_dir / "master" / "master.json").write_text(json.dumps({"frameworks": records}))
+    with caplog.at_level("ERROR", logger="scylla_singa.mesos.master.master_store"):
+        m = EmbeddedMesos(1, simulate=True, allocation_interval=0.2, retry_interval=0.5, work_dir=work_dir,
+                          master_routes=(master_page.routes,))
+        try:
+            m.start()
+            state = assert_views_serve(m.master_address)
+            assert [f["id"] for f in state["frameworks"]] == ["good"]
+        finally:
+            m.stop()
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    for fid, (_, _, why) in poisoned.items():
+        assert f"skipping framework '{fid}'" in logged and why in logged, (fid, logged)
+
+
+def test_a_store_that_is_not_json_starts_an_empty_master(tmp_path, monkeypatch) -> None:
+    """The attack: the store file truncated or overwritten with garbage; the master starts with no frameworks."""
+    monkeypatch.setenv("SCYLLA_HOME", str(tmp_path / "home"))
+    work_dir = tmp_path / "mesos"
+    (work_dir / "master").mkdir(parents=True)
+    for garbage in (b"\xff{", b"[1, 2]", b'{"frameworks": 5}'):
+        (work_dir / "master" / "master.json").write_bytes(garbage)
+        m = EmbeddedMesos(1, simulate=True, allocation_interval=0.2, retry_interval=0.5, work_dir=work_dir)
+        try:
+            m.start()
+            assert assert_views_serve_without_ui(m.master_address)["frameworks"] == []
+        finally:
+            m.stop()
+
+
+def assert_views_serve_without_ui(address: str) -> dict[str, Any]:
+    """/master/state and /master/frameworks serve strict JSON (a master without the UI's routes)."""
+    for path in ("/master/frameworks", "/state-summary", "/metrics/snapshot"):
+        r = requests.get(f"http://{address}{path}", timeout=10)
+        assert r.status_code == 200, (path, r.text[:300])
+        strict_json(r.text)
+    return strict_json(requests.get(f"http://{address}/master/state", timeout=10).text)

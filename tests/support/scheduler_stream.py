@@ -22,8 +22,10 @@ class SchedulerStream:
 
     def __init__(self, master: str, framework_info: dict[str, Any], timeout: float = 10.0) -> None:
         self.master = master
-        self.answer = requests.post(f"http://{master}{API}", stream=True, timeout=timeout,
-                                    json={"type": "SUBSCRIBE", "subscribe": {"framework_info": framework_info}})
+        body: dict[str, Any] = {"type": "SUBSCRIBE", "subscribe": {"framework_info": framework_info}}
+        if "id" in framework_info:   # a re-subscription names its framework at the top as well
+            body["framework_id"] = framework_info["id"]
+        self.answer = requests.post(f"http://{master}{API}", json=body, stream=True, timeout=timeout)
         self.stream_id = self.answer.headers.get("Mesos-Stream-Id")
         self.framework_id: str | None = None
         self._decoder = Decoder()

@@ -57,7 +57,7 @@ class HeadClock:
             self.head += view[:MAX_HEAD_BYTES]
             end = self.head.find(b"\r\n\r\n", max(0, before - 3))
             if end < 0:
-                if len(self.head) > MAX_HEAD_BYTES:
+                if len(self.head) >= MAX_HEAD_BYTES:
                     self.watching = False   # aiohttp answers 400 to it
                 return self.watching
             self._head_ended(bytes(self.head[:end]))
