@@ -260,6 +260,11 @@ CASES = [
     Case("accept-ranges-string", accept(launch_with(cpus(1), {"name": "ports", "type": "RANGES",
                                                              "ranges": {"range": "31000-31001"}})), 400,
          "Not expecting a JSON string for field 'range'"),
+    Case("accept-container-type-unknown", accept(launch(container={"type": "FOO", "docker": {"image": "x"}})), 400,
+         "Failed to find enum for 'FOO'"),
+    # An unknown name for an optional enum leaves the field unset, as in Mesos: an operation without a
+    # type is ignored (202) and the offer's resources come back unused.
+    Case("accept-operation-type-unknown", accept(lambda t: [{"type": "FLY"}]), 202, ""),
     # ---- ACCEPT: what Mesos judges per task: 202, TASK_ERROR, the offer's resources back ----
     Case("accept-cpus-negative", accept(launch_with(cpus(-1))), 202,
          "Invalid resources: Resource 'cpus:-1' is invalid: Invalid scalar resource: value < 0", task_error=True),
