@@ -299,6 +299,12 @@ CASES = [
     Case("kill-grace-1e400", raw('{"type":"KILL","framework_id":{"value":"{FID}"},"kill":{"task_id":{"value":"t"},'
                                  '"kill_policy":{"grace_period":{"nanoseconds":1e400}}}}'), 400,
          "Expecting an integer for field 'nanoseconds', got inf"),
+    Case("kill-grace-beyond-int64", call("KILL", {"task_id": {"value": "t"},
+                                                  "kill_policy": {"grace_period": {"nanoseconds": 10 ** 30}}}), 400,
+         "Invalid value for field 'nanoseconds'"),
+    Case("kill-grace-5000-digits", raw('{"type":"KILL","framework_id":{"value":"{FID}"},"kill":{"task_id":{"value":'
+                                       '"t"},"kill_policy":{"grace_period":{"nanoseconds":' + "9" * 5000 + '}}}}'),
+         400, "Failed to parse body into JSON: Exceeds the limit (4300 digits)"),
     Case("kill-no-task-id", call("KILL", {"agent_id": {"value": "a"}}), 400, "Missing required fields"),
     Case("reconcile-tasks-number", call("RECONCILE", {"tasks": 5}), 400, "Not expecting a JSON number for field 'tasks'"),
     Case("reconcile-task-id-number", call("RECONCILE", {"tasks": [{"task_id": 5}]}), 400,
