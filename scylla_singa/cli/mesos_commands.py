@@ -62,6 +62,9 @@ async def _serve(start, stop) -> None:
 @click.option("--insecure", is_flag=True, help="Let anyone call every endpoint without credentials (a trusted private network only; never on a public address).")
 @click.option("--authenticate-http-readonly/--no-authenticate-http-readonly", default=True, show_default=True, help="Also ask credentials for the read-only endpoints (/master/state, /metrics/snapshot, the web UI), as Mesos's --authenticate_http_readonly.")
 @click.option("--acls", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None, help="Authorization rules (YAML or JSON): which principals may register frameworks in which roles, run tasks as which users, tear down which frameworks, register agents. See README, Security.")
+@click.option("--max-frameworks-per-principal", default=100, show_default=True, type=click.IntRange(min=1), help="Live frameworks one principal (or, on an --insecure master, one source address) may keep registered; more are refused with 429.")
+@click.option("--unused-framework-timeout", default="60s", show_default=True, type=Duration(), help="A framework whose stream ends before it ever launched a task is forgotten after this long, whatever failover timeout it asked for.")
+@click.option("--header-read-timeout", default="5s", show_default=True, type=Duration(), help="A client must send a request's line and headers within this long, or the connection is closed.")
 @click.option("--tls-cert", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Serve HTTPS (and agents' links as wss) with this PEM certificate (with its chain); needs --tls-key. pymesos frameworks then connect through a local TLS proxy (README, Security).")
 @click.option("--tls-key", type=click.Path(dir_okay=False, path_type=Path), default=None, help="The PEM private key of --tls-cert.")
 @click.option("--role-weights", default="", help="DRF weights of roles, e.g. 'prod=3,dev=1'.")
@@ -69,7 +72,8 @@ async def _serve(start, stop) -> None:
 @click.option("-v", "--verbose", is_flag=True, help="Log at debug level.")
 def master(host, advertise_ip, port, work_dir, allocator, allocation_interval, offer_timeout, heartbeat_interval,
            agent_ping_timeout, max_agent_ping_timeouts, agent_reregister_timeout, credentials, insecure,
-           authenticate_http_readonly, acls, tls_cert, tls_key, role_weights, zk, verbose) -> None:
+           authenticate_http_readonly, acls, max_frameworks_per_principal, unused_framework_timeout,
+           header_read_timeout, tls_cert, tls_key, role_weights, zk, verbose) -> None:
     """Run a Mesos-compatible master: the v1 scheduler API at /api/v1/scheduler
     (pymesos and other Mesos 1.x frameworks work unchanged), resource offers by
     DRF, and the operator endpoints /master/state, /metrics/snapshot, /health."""
@@ -110,6 +114,8 @@ def master(host, advertise_ip, port, work_dir, allocator, allocation_interval, o
                        heartbeat_interval=heartbeat_interval, agent_ping_interval=agent_ping_timeout,
                        agent_ping_misses=max_agent_ping_timeouts, agent_reregister_timeout=agent_reregister_timeout,
                        credentials=creds, authenticate_readonly=authenticate_http_readonly, acls=rules, tls=tls,
+                       max_frameworks_per_principal=max_frameworks_per_principal,
+                       unused_framework_timeout=unused_framework_timeout, header_read_timeout=header_read_timeout,
                        role_weights=_weights(role_weights))
     cfg.work_dir.mkdir(parents=True, exist_ok=True)
     server = MasterServer(cfg, ZooKeeperElector(zk) if zk else StandaloneElector(),

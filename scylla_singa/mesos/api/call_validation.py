@@ -4,11 +4,22 @@ Why one module: every HTTP API of the master and the agent (scheduler,
 executor, master and agent operator) refuses a malformed call the same way,
 with 400 and "Failed to validate <api>::Call: <why>" (measured on Mesos
 1.12, tests/fixtures/apache_mesos/errors/). The codec has already checked
-types and required fields; what is left is what the .proto files cannot say:
-a `type` that is set, the payload its type needs, ids that must be present,
-and values with rules of their own (an acknowledgement's 16-byte uuid). The
-checks that need state (is the framework known, is this its stream) stay
-with the handlers.
+types, required fields and the nesting depth; what is left is what the
+.proto files cannot say: a `type` that is set, the payload its type needs,
+ids that must be present, and values with rules of their own (an
+acknowledgement's 16-byte uuid, a failover timeout or a filter that is a
+duration). The checks that need state (is the framework known, is this its
+stream) stay with the handlers.
+
+Every number in a call must be finite, anywhere in it: Python's json reads
+1e400 as inf and the codec takes "Infinity" for a double as Mesos does, but
+such a value stored in a FrameworkInfo or a TaskInfo would be written back
+by /master/state as `Infinity`, which no JSON parser but Python's reads,
+and it breaks the allocator's arithmetic. A non-finite number is refused
+with 400 naming its field. What Mesos refuses per task (a negative scalar,
+reversed or overlapping ranges) is not refused here: Mesos answers such an
+ACCEPT 202 and fails the task (TASK_ERROR), and so does
+master/launch_validation.py, giving the offer's resources back.
 
 Each function takes the dict form (mesos/api/codec.py) and raises
 `CallInvalid` with Mesos's text, or returns None.
@@ -18,6 +29,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
+import math
 from typing import Any
 
 from .fields import value
@@ -52,14 +65,61 @@ AGENT_OPERATOR_PAYLOADS = frozenset({
 EXECUTOR_PAYLOADS = frozenset({"SUBSCRIBE", "UPDATE", "MESSAGE"})
 
 
+# The longest duration Mesos's Duration holds (int64 nanoseconds): a failover timeout or a filter's
+# refuse_seconds beyond it is refused (Mesos falls back to the default filter; we name the field).
+MAX_DURATION_S = (2 ** 63 - 1) / 1e9
+# A FrameworkInfo is kept for the framework's life, persisted, and written into every /master/state:
+# its JSON may not exceed this (a real one is a few hundred bytes; labels may add a few KB).
+MAX_FRAMEWORK_INFO_BYTES = 64 * 1024
+
+
 def _payload(api: str, call: JsonDict, needs: frozenset[str]) -> str:
-    """The call's type, after checking it is set and carries its payload."""
+    """The call's type, after checking it is set, carries its payload and holds finite numbers only."""
     kind = call.get("type")
     if not kind:
         raise CallInvalid(api, "Expecting 'type' to be present")
     if kind in needs and kind.lower() not in call:
         raise CallInvalid(api, f"Expecting '{kind.lower()}' to be present")
+    bad = non_finite_field(call)
+    if bad is not None:
+        raise CallInvalid(api, f"'{bad[0]}' is not a finite number ({bad[1]})")
     return kind
+
+
+def non_finite_field(data: Any) -> tuple[str, float] | None:
+    """(the dotted path, the value) of the first NaN or infinite number in a dict form, or None.
+
+    Iterative, so that no shape of input can exhaust the stack (the codec caps the depth anyway).
+    """
+    pending: list[tuple[str, Any]] = [("", data)]
+    while pending:
+        path, item = pending.pop()
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return path, item
+        elif isinstance(item, dict):
+            pending.extend((f"{path}.{key}" if path else str(key), child) for key, child in item.items())
+        elif isinstance(item, list):
+            pending.extend((f"{path}[{i}]", child) for i, child in enumerate(item))
+    return None
+
+
+def _check_duration(api: str, field: str, seconds: Any, *, negative_ok: bool) -> None:
+    """A double that Mesos turns into a Duration: finite (checked for every number), within Duration's
+    range, and not negative unless Mesos takes a negative one as zero."""
+    if not isinstance(seconds, int | float):
+        return
+    if abs(seconds) > MAX_DURATION_S:
+        raise CallInvalid(api, f"'{field}' ({seconds:g} seconds) is out of range: at most "
+                               f"{MAX_DURATION_S:.0f} seconds")
+    if seconds < 0 and not negative_ok:
+        raise CallInvalid(api, f"'{field}' ({seconds:g}) must not be negative")
+
+
+def _check_filters(api: str, payload: str, body: JsonDict) -> None:
+    """Filters of ACCEPT and DECLINE: refuse_seconds is a Duration (Mesos takes a negative one as 0)."""
+    filters = body.get("filters") or {}
+    _check_duration(api, f"{payload}.filters.refuse_seconds", filters.get("refuse_seconds"), negative_ok=True)
 
 
 def is_uuid(text: Any) -> bool:
@@ -83,17 +143,19 @@ def validate_scheduler_call(call: JsonDict, principal: str | None = None) -> str
         if principal is not None and info.get("principal") not in (None, principal):
             raise CallInvalid(api, f"Authenticated principal '{principal}' does not match principal "
                                    f"'{info['principal']}' set in `FrameworkInfo`")
-        _check_framework_info(api, info)
+        check_framework_info(api, info, "subscribe.framework_info")
         return kind
     if not value(call.get("framework_id")):
         raise CallInvalid(api, "Expecting 'framework_id' to be present")
     if kind == "ACKNOWLEDGE" and not is_uuid(call["acknowledge"].get("uuid")):
         raise CallInvalid(api, "Not a valid UUID")
+    if kind in ("ACCEPT", "DECLINE"):
+        _check_filters(api, kind.lower(), call[kind.lower()])
     if kind == "UPDATE_FRAMEWORK":
         info_id = value((call["update_framework"].get("framework_info") or {}).get("id"))
         if info_id != value(call.get("framework_id")):
             raise CallInvalid(api, "'framework_id' differs from 'update_framework.framework_info.id'")
-        _check_framework_info(api, call["update_framework"]["framework_info"])
+        check_framework_info(api, call["update_framework"]["framework_info"], "update_framework.framework_info")
     return kind
 
 
@@ -109,8 +171,11 @@ def framework_roles(info: JsonDict) -> list[str]:
     return [info.get("role") or "*"]
 
 
-def _check_framework_info(api: str, info: JsonDict) -> None:
-    """Mesos's FrameworkInfo rules on roles (MULTI_ROLE takes `roles`, others take `role`)."""
+def check_framework_info(api: str, info: JsonDict, where: str) -> None:
+    """Mesos's FrameworkInfo rules: its failover timeout is a Duration, MULTI_ROLE takes `roles` and the
+    others `role`, roles are well formed; and its size is bounded (ours: the master keeps it). Also run
+    on every record the master reads back from its store (master_store.py). Raises CallInvalid."""
+    _check_framework_info_fields(api, info, where)
     if has_capability(info, "MULTI_ROLE"):
         if "role" in info:
             raise CallInvalid(api, "'FrameworkInfo.role' must not be set when the framework is MULTI_ROLE capable")
@@ -123,6 +188,21 @@ def _check_framework_info(api: str, info: JsonDict) -> None:
         problem = role_problem(role)
         if problem:
             raise CallInvalid(api, f"Role '{role}' is invalid: {problem}")
+
+
+def _check_framework_info_fields(api: str, info: JsonDict, where: str) -> None:
+    """Finite numbers, a failover timeout in Duration's range and not negative, a bounded size."""
+    bad = non_finite_field(info)
+    if bad is not None:
+        raise CallInvalid(api, f"'{where}.{bad[0]}' is not a finite number ({bad[1]})")
+    timeout = info.get("failover_timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float)):
+        raise CallInvalid(api, f"'{where}.failover_timeout' must be a number of seconds, not {timeout!r}")
+    _check_duration(api, f"{where}.failover_timeout", timeout, negative_ok=False)
+    size = len(json.dumps(info, separators=(",", ":")))
+    if size > MAX_FRAMEWORK_INFO_BYTES:
+        raise CallInvalid(api, f"'{where}' is {size} bytes of JSON; this master keeps at most "
+                               f"{MAX_FRAMEWORK_INFO_BYTES} (shorten its labels or names)")
 
 
 def role_problem(role: str) -> str | None:

@@ -11,7 +11,8 @@ RecordIO framing of streams stays in `mesos/recordio.py`.
 
 The conversion follows what Apache Mesos does (its JSON <-> protobuf code,
 measured against a real 1.12 master):
-- JSON in: unknown fields are ignored, `null` means unset, numbers and
+- JSON in: nesting deeper than MAX_JSON_DEPTH is refused (ours: Mesos
+  has no such limit), unknown fields are ignored, `null` means unset, numbers and
   booleans may come as strings, doubles may be "Infinity"/"-Infinity", an
   unknown enum name leaves an optional field unset (a required one is an
   error), and a message missing a required field is refused.
@@ -139,8 +140,13 @@ def decode_call(api: Api, body: bytes, media_type: MediaType) -> JsonDict:
         return to_dict(message)
     try:
         data = json.loads(body, parse_constant=_refuse_constant)
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+    except RecursionError:
+        raise CodecError(400, f"Failed to parse body into JSON: nested deeper than {MAX_JSON_DEPTH} "
+                              "levels") from None
+    except (ValueError, UnicodeDecodeError) as exc:
         raise CodecError(400, f"Failed to parse body into JSON: {exc}") from None
+    if json_depth(data) > MAX_JSON_DEPTH:
+        raise CodecError(400, f"Failed to parse body into JSON: nested deeper than {MAX_JSON_DEPTH} levels")
     try:
         call = to_dict(message_from_dict(api.call, data))
         if call != data:
@@ -150,6 +156,31 @@ def decode_call(api: Api, body: bytes, media_type: MediaType) -> JsonDict:
     except ValueError as exc:
         raise CodecError(400, f"Failed to convert JSON into Call protobuf: {exc}") from None
     return call
+
+
+# The deepest JSON a call may nest (objects and arrays). The deepest real call, a LAUNCH_GROUP's
+# container with its port mappings, nests about 12; Python's parser itself gives up near 1,000 (a
+# RecursionError, answered the same way). Bounding it keeps every walk over a call cheap and shallow.
+MAX_JSON_DEPTH = 64
+
+
+def json_depth(data: Any) -> int:
+    """How deeply objects and arrays nest in parsed JSON (a scalar: 0). Iterative: any input is safe."""
+    deepest = 0
+    pending: list[tuple[Any, int]] = [(data, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > MAX_JSON_DEPTH:
+            return deepest
+        pending.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def encode_event(api: Api, event: JsonDict, media_type: MediaType, *, as_mesos: bool = False) -> bytes:

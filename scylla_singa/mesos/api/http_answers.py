@@ -5,11 +5,13 @@ Measured on Mesos 1.12 (tests/fixtures/apache_mesos/errors/): errors are
 sentence naming both methods; a call that is accepted but answers nothing is
 202 with an empty body (`Content-Length: 0`, which pymesos needs). Request
 bodies of the v1 APIs are read here, capped, and decoded by the codec, so a
-handler receives a validated dict or never runs.
+handler receives a validated dict or never runs. A body larger than
+MAX_BODY is refused by aiohttp with 413 before it is read whole.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from typing import Any
@@ -19,7 +21,12 @@ from aiohttp import web
 from .call_validation import CallInvalid
 from .codec import Api, CodecError, JsonDict, MediaType, decode_call, request_media_type, response_media_type
 
+# The largest call body the v1 APIs take (aiohttp answers 413 beyond it: the apps' client_max_size).
 MAX_BODY = 16 * 1024 * 1024
+# Seconds a client has to send a call's whole body once its headers are in (a client that announces a
+# body and trickles it would otherwise hold the connection and a handler for as long as it likes;
+# the head has its own deadline, header_deadline.py). 16 MB at 1 MB/s fits.
+BODY_READ_TIMEOUT = 20.0
 
 
 def text(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
@@ -73,7 +80,11 @@ async def read_call(request: web.Request, api: Api, validate: Callable[[JsonDict
         media_type = request_media_type(request.headers.get("Content-Type"))
     except CodecError as exc:
         raise CallRefused(text(exc.status, exc.message)) from None
-    body = await request.read()
+    try:
+        async with asyncio.timeout(BODY_READ_TIMEOUT):
+            body = await request.read()
+    except TimeoutError:
+        raise CallRefused(text(408, f"Request body not received within {BODY_READ_TIMEOUT:g} seconds")) from None
     try:
         call = decode_call(api, body, media_type)
         validate(call)

@@ -8,6 +8,7 @@ Scalars keep three decimals, as Mesos's fixed-point arithmetic does.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -98,7 +99,13 @@ class Resources:
 
     @classmethod
     def from_json(cls, items: Iterable[Mapping[str, Any]] | None) -> Resources:
-        """From a Mesos `Resource` list; raises ResourceError on malformed entries."""
+        """From a Mesos `Resource` list; raises ResourceError on malformed or invalid entries.
+
+        Invalid is as Mesos's Resources::validate says (its texts, after "Resource 'NAME' is
+        invalid: "): a scalar that is negative, NaN or infinite (Mesos's fixed-point arithmetic
+        has no such value; ours would carry it into offers and /master/state), ranges reversed or
+        overlapping, a set with an item twice.
+        """
         scalars: dict[str, float] = {}
         ranges: dict[str, list[Range]] = {}
         sets: dict[str, set[str]] = {}
@@ -108,18 +115,25 @@ class Resources:
             name, kind = r["name"], r.get("type", "SCALAR")
             try:
                 if kind == "SCALAR":
-                    scalars[name] = scalars.get(name, 0.0) + float(r["scalar"]["value"])
+                    amount = float(r["scalar"]["value"])
+                    _check_scalar(name, amount)
+                    scalars[name] = scalars.get(name, 0.0) + amount
                 elif kind == "RANGES":
-                    ranges.setdefault(name, []).extend(
-                        (int(x["begin"]), int(x["end"])) for x in r["ranges"].get("range", []))
+                    given = [(int(x["begin"]), int(x["end"])) for x in r["ranges"].get("range", [])]
+                    _check_ranges(name, given)
+                    ranges.setdefault(name, []).extend(given)
                 elif kind == "SET":
-                    sets.setdefault(name, set()).update(str(x) for x in r["set"].get("item", []))
+                    listed = [str(x) for x in r["set"].get("item", [])]
+                    if len(set(listed)) != len(listed):
+                        raise ResourceError(f"Resource '{name}' is invalid: Invalid set resource: duplicated "
+                                            "elements")
+                    sets.setdefault(name, set()).update(listed)
                 else:
                     raise ResourceError(f"resource {name!r} has unknown type {kind!r}")
-            except (KeyError, TypeError, ValueError, AttributeError):
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                if isinstance(exc, ResourceError):
+                    raise
                 raise ResourceError(f"resource {name!r} of type {kind} is malformed: {r!r}") from None
-            if kind == "SCALAR" and float(r["scalar"]["value"]) < 0:
-                raise ResourceError(f"resource {name!r} is negative")
         return cls(scalars, ranges, sets)
 
     def to_json(self, role: str = "*", allocation_role: str | None = None) -> list[dict[str, Any]]:
@@ -212,6 +226,25 @@ class Resources:
         return "; ".join(parts) or "{}"
 
     __repr__ = __str__
+
+
+def _check_scalar(name: str, amount: float) -> None:
+    if not math.isfinite(amount):
+        raise ResourceError(f"Resource '{name}' is invalid: Invalid scalar resource: value {amount} is not "
+                            "finite")
+    if amount < 0:
+        raise ResourceError(f"Resource '{name}:{amount:g}' is invalid: Invalid scalar resource: value < 0")
+
+
+def _check_ranges(name: str, given: list[Range]) -> None:
+    for i, (begin, end) in enumerate(given):
+        if begin > end:
+            raise ResourceError(f"Resource '{name}' is invalid: Invalid ranges resource: begin > end "
+                                f"([{begin}-{end}])")
+        for other_begin, other_end in given[i + 1:]:
+            if begin <= other_end and other_begin <= end:
+                raise ResourceError(f"Resource '{name}' is invalid: Invalid ranges resource: overlapping "
+                                    f"ranges ([{begin}-{end}] and [{other_begin}-{other_end}])")
 
 
 def _order(name: str) -> tuple[int, str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import math
 import time
 import uuid
 from collections import deque
@@ -222,14 +223,17 @@ class Master:
                                     f"'{user}' (ACL run_tasks)")
 
     # ---- SUBSCRIBE ----------------------------------------------------
-    def check_subscribe(self, call: dict[str, Any], principal: str | None) -> dict[str, Any]:
-        """The FrameworkInfo of a validated SUBSCRIBE (call_validation checked its shape), after the checks
+    def check_subscribe(self, call: dict[str, Any], principal: str | None,
+                        source: str | None = None) -> dict[str, Any]:
+        """The FrameworkInfo of a validated SUBSCRIBE (call_validation checked its fields), after the checks
         that need the master's state. Raises CallError.
 
         A framework's principal is fixed at its first registration: framework
         ids are public (/master/state), so a SUBSCRIBE with another
         framework's id from another principal would otherwise fail the victim
         over and hand its tasks to the caller. Mesos refuses it the same way.
+        A new registration beyond max_frameworks_per_principal live ones of
+        its registrant (`registrant_of(principal, source)`) is refused with 429.
         """
         info = call["subscribe"]["framework_info"]
         fw_id = value(call.get("framework_id")) or value(info.get("id"))
@@ -244,12 +248,20 @@ class Master:
                 if not acls.may_register_framework(principal, role):
                     raise CallError(403, f"Principal '{principal}' is not authorized to register frameworks "
                                          f"in role '{role}' (ACL register_frameworks)")
+        if fw is None:
+            registrant = registrant_of(principal, source)
+            live = sum(1 for f in self.frameworks.values() if f.registrant == registrant)
+            cap = self.cfg.max_frameworks_per_principal
+            if live >= cap:
+                raise CallError(429, f"Too many frameworks: {registrant} has {live} registered, the most this "
+                                     f"master allows (max_frameworks_per_principal={cap}); tear one down "
+                                     "(TEARDOWN) or re-subscribe with its framework id")
         if principal is not None and not info.get("principal"):
             info = {**info, "principal": principal}   # kept (and persisted) as Mesos keeps it
         return info
 
     def subscribe(self, call: dict[str, Any], info: dict[str, Any], stream: Outbox, principal: str | None,
-                  stream_id: str) -> str:
+                  stream_id: str, source: str | None = None) -> str:
         """Register or fail over a framework on `stream` (already validated by check_subscribe); its id."""
         fw_id = value(call.get("framework_id")) or value(info.get("id")) or self.next_id("")
         info = {**info, "id": {"value": fw_id}}
@@ -265,6 +277,7 @@ class Master:
             # framework failing over from a former master)
             fw.reregistered_time = time.time()
         old_stream, fw.info, fw.principal = fw.stream, info, principal
+        fw.registrant = registrant_of(principal, source)
         fw.stream, fw.stream_id = stream, stream_id
         fw.unregistered_time = 0.0
         self._framework_event(fw, FrameworkSubscribes(), old_stream)
@@ -312,7 +325,11 @@ class Master:
             self.remove_offer(offer_id, rescind=False)
 
     def _start_failover_timer(self, _: StartFailoverTimer, fw: FrameworkRec, old_stream: Outbox | None) -> None:
-        fw.failover_timer = self.loop.call_later(fw.failover_timeout, self.failover_expired, fw.id)
+        timeout = fw.failover_timeout
+        if not fw.tasks and not fw.completed and not fw.executors:
+            # never used: it may not hold a registration (and a place in the store) for long
+            timeout = min(timeout, self.cfg.unused_framework_timeout)
+        fw.failover_timer = self.loop.call_later(timeout, self.failover_expired, fw.id)
 
     def _close_framework_stream(self, _: CloseFrameworkStream, fw: FrameworkRec,
                                 old_stream: Outbox | None) -> None:
@@ -409,13 +426,16 @@ class Master:
             return
         remaining = sum((o.resources for o in offers), Resources())
         agent_id = offers[0].agent_id if offers else None
-        for tasks, group_executor in operations:
-            for batch in ([tasks] if group_executor is not None else [[t] for t in tasks]):
-                remaining = self._launch(fw, batch, group_executor, agent_id, remaining)
-        if offers and not remaining.is_empty():
-            refuse = _refuse_seconds(body.get("filters"))
-            self.allocator.recover(fw.id, agent_id, remaining, refuse, self.now())
-        self.schedule_allocation()
+        try:
+            for tasks, group_executor in operations:
+                for batch in ([tasks] if group_executor is not None else [[t] for t in tasks]):
+                    remaining = self._launch(fw, batch, group_executor, agent_id, remaining)
+        finally:
+            # What no task took goes back, even if a launch failed unexpectedly: an offer never leaks.
+            if offers and not remaining.is_empty():
+                refuse = _refuse_seconds(body.get("filters"))
+                self.allocator.recover(fw.id, agent_id, remaining, refuse, self.now())
+            self.schedule_allocation()
 
     def _take_offers(self, fw: FrameworkRec, ids: list) -> tuple[list[OfferRec], str | None]:
         """Remove the named offers; (the valid ones, the first error or None)."""
@@ -657,12 +677,21 @@ def _role(info: dict[str, Any]) -> str:
     return info.get("role") or (roles[0] if roles else "*")
 
 
+def registrant_of(principal: str | None, source: str | None) -> str:
+    """Who a registration counts against for max_frameworks_per_principal: its authenticated principal,
+    else the address it came from."""
+    return f"principal '{principal}'" if principal is not None else f"anonymous@{source or 'unknown'}"
+
+
 def _refuse_seconds(filters: Any) -> float:
+    """A filter's refuse_seconds (call_validation refused non-finite and out-of-range ones); negative is 0,
+    as in Mesos."""
     if isinstance(filters, dict) and "refuse_seconds" in filters:
         try:
-            return max(0.0, float(filters["refuse_seconds"]))
+            seconds = float(filters["refuse_seconds"])
         except (TypeError, ValueError):
             return DEFAULT_REFUSE_S
+        return max(0.0, seconds) if math.isfinite(seconds) else DEFAULT_REFUSE_S
     return DEFAULT_REFUSE_S
 
 

@@ -20,6 +20,7 @@ from aiohttp import WSMsgType, web
 from scylla_singa.mesos.api.fields import build_info
 from scylla_singa.mesos.api.http_auth import PRINCIPAL_KEY, AuthPolicy, authentication_middleware
 from scylla_singa.mesos.api.http_answers import MAX_BODY, json_answer, mesos_not_found, redirect, text
+from scylla_singa.mesos.api.header_deadline import HeaderDeadlineSite
 from scylla_singa.mesos.api.protocol import AGENT_WS_PATH, SCHEDULER_PATH
 from .election import LeaderElector, StandaloneElector
 from .master_core import Master
@@ -209,8 +210,8 @@ class MasterServer:
         self._runner = web.AppRunner(MasterHTTP(self.master, self.extra_routes).app(), handler_cancellation=True,
                                      access_log=None, shutdown_timeout=2.0)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.cfg.host, self.cfg.port, reuse_address=True, backlog=1024,
-                           ssl_context=self.cfg.tls)
+        site = HeaderDeadlineSite(self._runner, self.cfg.host, self.cfg.port, reuse_address=True, backlog=1024,
+                                  header_read_timeout=self.cfg.header_read_timeout, ssl_context=self.cfg.tls)
         await site.start()
         self.cfg.port = self._runner.addresses[0][1]
         self.master.start(loop)

@@ -53,6 +53,15 @@ class MasterConfig:
     role_weights: dict[str, float] = field(default_factory=dict)
     max_completed_tasks: int = 1000
     default_kill_grace: float = 3.0
+    # Limits (issue 14). Live frameworks one principal may have registered (without credentials: one
+    # source address); a new registration beyond it is refused with 429.
+    max_frameworks_per_principal: int = 100
+    # A framework whose stream breaks before it ever launched a task is removed after this many seconds
+    # at most, whatever failover_timeout it asked for (registrations nobody uses do not pile up).
+    unused_framework_timeout: float = 60.0
+    # Seconds a client has to send a request's line and headers (from connecting, or from the first
+    # byte of a later request on the connection) before the master closes the connection.
+    header_read_timeout: float = 5.0
 
 
 @dataclass
@@ -100,6 +109,9 @@ class FrameworkRec:
     completed: deque = field(default_factory=lambda: deque(maxlen=1000))
     failover_timer: Any = None
     principal: str | None = None
+    # who registered it, for max_frameworks_per_principal: its principal, or "anonymous@ADDRESS"
+    # (None: recovered from the store or an agent, not re-subscribed yet)
+    registrant: str | None = None
     reregistered_time: float | None = None   # its last re-subscription (None: never re-subscribed)
     unregistered_time: float = 0.0           # when its stream last broke or it was removed (0: connected)
     # custom executors it runs, by (agent id, executor id): {"info": ExecutorInfo, "agent_id": ...}

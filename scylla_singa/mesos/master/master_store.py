@@ -4,16 +4,53 @@
 "failover_timeout": s, "registered_time": t}}}. Writes are atomic and
 debounced by the caller; a restarted master reads them back so old
 framework ids re-subscribe with their failover timeouts intact.
+
+Reading back trusts nothing: a store written by an older master (before
+SUBSCRIBE was validated as it is now) or edited by hand may hold records
+that would break /master/state or the allocator. Each record passes the
+checks a SUBSCRIBE passes (record_problem); one that does not is skipped
+with a log line, and the master starts without it.
 """
 
 from __future__ import annotations
 
+import logging
+import math
 import time
 from collections import deque
 from pathlib import Path
 from typing import Any
 
 from scylla_singa.common.files import read_json, write_json_atomic
+from scylla_singa.mesos.api.call_validation import CallInvalid, check_framework_info
+from scylla_singa.mesos.api.codec import message_from_dict, to_dict
+from scylla_singa.mesos.api.proto import mesos_pb2
+
+log = logging.getLogger(__name__)
+
+
+def record_problem(framework_id: Any, record: Any) -> str | None:
+    """What is wrong with one stored framework record, or None: its FrameworkInfo must convert as a
+    SUBSCRIBE's would, pass call_validation's FrameworkInfo rules, and carry the same id and timeout."""
+    if not isinstance(framework_id, str) or not framework_id:
+        return "its id is not a string"
+    if not isinstance(record, dict) or not isinstance(record.get("info"), dict):
+        return "it has no FrameworkInfo object"
+    timeout, registered = record.get("failover_timeout", 0), record.get("registered_time", 0)
+    for name, number in (("failover_timeout", timeout), ("registered_time", registered)):
+        if isinstance(number, bool) or not isinstance(number, int | float) or not math.isfinite(number) \
+                or number < 0:
+            return f"its {name} {number!r} is not a finite, non-negative number"
+    try:
+        info = to_dict(message_from_dict(mesos_pb2.FrameworkInfo, record["info"]))
+        check_framework_info("scheduler", info, "framework_info")
+    except CallInvalid as exc:
+        return exc.message.removeprefix("Failed to validate scheduler::Call: ")
+    except (ValueError, TypeError) as exc:
+        return f"its FrameworkInfo does not convert: {exc}"
+    if (info.get("id") or {}).get("value", framework_id) != framework_id:
+        return "its FrameworkInfo names another framework id"
+    return None
 
 
 class MasterStore:
@@ -27,8 +64,20 @@ class MasterStore:
         self.store_ms: deque[float] = deque(maxlen=1000)
         if self.path:
             started = time.perf_counter()
-            data = read_json(self.path, {}) or {}
-            self.frameworks = dict(data.get("frameworks", {}))
+            data = read_json(self.path, {})
+            if not isinstance(data, dict):
+                log.error("master store %s is not a JSON object: starting with no frameworks", self.path)
+                data = {}
+            records = data.get("frameworks", {})
+            if not isinstance(records, dict):
+                log.error("master store %s: 'frameworks' is not an object: starting with no frameworks", self.path)
+                records = {}
+            for framework_id, record in records.items():
+                problem = record_problem(framework_id, record)
+                if problem is None:
+                    self.frameworks[framework_id] = record
+                else:
+                    log.error("master store %s: skipping framework %r: %s", self.path, framework_id, problem)
             self.fetch_ms = (time.perf_counter() - started) * 1000.0
 
     def put(self, framework_id: str, info: dict[str, Any], failover_timeout: float, registered: float) -> None:

@@ -91,7 +91,7 @@ class SchedulerEndpoint:
             return text(exc.status, exc.message)
         if "Mesos-Stream-Id" in request.headers:
             return text(400, "Subscribe calls should not include the 'Mesos-Stream-Id' header")
-        info = self.m.check_subscribe(call, principal)
+        info = self.m.check_subscribe(call, principal, request.remote)
         stream_id = str(uuid.uuid4())
         resp = web.StreamResponse(status=200, headers={"Content-Type": media_type, "Mesos-Stream-Id": stream_id,
                                                        "Cache-Control": "no-cache"})
@@ -105,7 +105,7 @@ class SchedulerEndpoint:
             await stream.pump()
             await resp.write_eof()
             return resp
-        fw_id = self.m.subscribe(call, info, stream, principal, stream_id)
+        fw_id = self.m.subscribe(call, info, stream, principal, stream_id, request.remote)
         fw = self.m.frameworks[fw_id]
         for key, n in stream.counts.items():  # SUBSCRIBED and the first HEARTBEAT, sent before it was known
             fw.counters[key] = fw.counters.get(key, 0) + n
