@@ -69,7 +69,9 @@ def test_status_logs_and_kill_of_a_running_job(cli: ScyllaCli, cluster: ClusterI
     p = cli.start("run", "--json", "--master", cluster.master, str(job_conf(tmp_path, 200000)))
     job = cli.new_job()
     wait_until(lambda: cli.store().progress(job), 120, "training progress")
-    status = json.loads(cli.run("status", "--json", job).stdout)
+    r = cli.run("status", "--json", job)
+    assert r.returncode == 0, r.stderr[-2000:]
+    status = json.loads(r.stdout)
     assert status["state"] == "RUNNING" and [pr["state"] for pr in status["procs"]] == ["TASK_RUNNING"] * 3, status
     assert {pr["agent"] for pr in status["procs"]} == {n.name for n in cluster.nodes}
     out = cli.run("logs", job)  # process 0's stdout, read through its agent's sandbox files
