@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,19 +24,29 @@ def scylla_home(tmp_path, monkeypatch) -> None:
 
 @pytest.fixture
 def cluster() -> Iterator[Any]:
-    """`cluster(**kw)` starts an EmbeddedMesos (simulated agents, 0.2 s allocation interval); all stopped at the end."""
+    """`cluster(**kw)` starts an EmbeddedMesos (simulated agents, 0.2 s allocation interval); all stopped at the end.
+
+    Its work dir is searchable by every user (0711, as /var/lib/mesos is): agents run process tasks as
+    FrameworkInfo.user ("nobody" in these tests), who must reach its sandbox."""
     made: list[EmbeddedMesos] = []
+    dirs: list[str] = []
 
     def make(agents: Any = 2, **kw: Any) -> EmbeddedMesos:
         kw.setdefault("simulate", True)
         kw.setdefault("allocation_interval", 0.2)
         kw.setdefault("retry_interval", 0.5)
+        if "work_dir" not in kw:
+            dirs.append(tempfile.mkdtemp(prefix="scylla-mesos-"))
+            os.chmod(dirs[-1], 0o711)
+            kw["work_dir"] = dirs[-1]
         m = EmbeddedMesos(agents, **kw)
         made.append(m)
         return m.start()
     yield make
     for m in made:
         m.stop()
+    for d in dirs:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture

@@ -148,8 +148,9 @@ class TestFramework:
     def __init__(self, master: str, name: str = "test", *, framework_id: str | None = None,
                  role: str | None = None, capabilities: tuple[str, ...] = (), failover_timeout: float = 60.0,
                  principal: str | None = None, secret: str | None = None,
-                 on_offers: Callable[[Any, list[dict]], None] | None = None) -> None:
-        info: dict[str, Any] = {"user": "root", "name": name, "failover_timeout": failover_timeout}
+                 on_offers: Callable[[Any, list[dict]], None] | None = None, user: str = "nobody") -> None:
+        # "nobody": an agent runs process tasks as FrameworkInfo.user and refuses root unless allowed
+        info: dict[str, Any] = {"user": user, "name": name, "failover_timeout": failover_timeout}
         if framework_id:
             info["id"] = {"value": framework_id}
         if role:

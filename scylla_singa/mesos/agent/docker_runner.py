@@ -45,9 +45,10 @@ HealthListener = Callable[[bool, str], None]
 class DockerRunner(TaskRunner):
     """Runs ContainerInfo DOCKER tasks on one engine."""
 
-    def __init__(self, client: docker.DockerClient, allowed_roots: list[Path]) -> None:
+    def __init__(self, client: docker.DockerClient, allowed_roots: list[Path], allow_root_tasks: bool = False) -> None:
         self.client = client
         self.allowed_roots = allowed_roots
+        self.allow_root_tasks = allow_root_tasks
         self.pool = ThreadPoolExecutor(max_workers=256, thread_name_prefix="docker-runner")
         self._containers: dict[str, Container] = {}
         self._log_threads: dict[str, asyncio.Future] = {}

@@ -1,0 +1,87 @@
+"""Process tasks run as their framework's user, never as the agent's root, with none of the agent's environment."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.security.agent_fixtures import NOBODY_UID, frameworks, process_cluster, run_task, task_stdout
+
+__all__ = ["frameworks", "process_cluster"]   # fixtures used by the tests below
+
+
+def test_framework_user_nobody_runs_as_nobody_with_no_supplementary_groups(process_cluster, frameworks) -> None:
+    """Attack (the audit's): an anonymous framework declaring user "nobody" ran `id` and got uid=0(root).
+    Now the task is switched to nobody: uid, gid and groups are nobody's, and it owns its 0750 sandbox."""
+    fw = frameworks(process_cluster.master_address, user="nobody")
+    status = run_task(fw, 'id -u; id -g; id -G; stat -c "%u %a" "$MESOS_SANDBOX"; touch "$MESOS_SANDBOX/mine"')
+    assert status["state"] == "TASK_FINISHED", status.get("message")
+    assert task_stdout(process_cluster, status).split("\n")[:4] == [
+        str(NOBODY_UID), str(NOBODY_UID), str(NOBODY_UID), f"{NOBODY_UID} 750"]
+
+
+@pytest.mark.parametrize("user", ["root", "0", "00", "+0", "0000:0"])
+def test_root_in_any_spelling_is_refused_naming_the_user_and_the_flag(process_cluster, frameworks, user) -> None:
+    """Attack: a task asks to run as root (CommandInfo.user) spelled so a text check would miss it."""
+    fw = frameworks(process_cluster.master_address, user="nobody")
+    status = run_task(fw, "id -u > ran")
+    assert status["state"] == "TASK_FINISHED"   # the framework's own user works on this agent
+    status = run_task(fw, "id -u", user=user)
+    assert status["state"] == "TASK_FAILED"
+    assert f"user {user!r} (CommandInfo.user) is uid 0 (root)" in status["message"]
+    assert "--allow-root-tasks" in status["message"]
+    assert task_stdout(process_cluster, status) == ""
+
+
+def test_framework_user_root_is_refused(process_cluster, frameworks) -> None:
+    """Attack: a framework declares FrameworkInfo.user "root" to get root on every agent."""
+    fw = frameworks(process_cluster.master_address, user="root")
+    status = run_task(fw, "id -u")
+    assert status["state"] == "TASK_FAILED"
+    assert "user 'root' (FrameworkInfo.user) is uid 0 (root)" in status["message"]
+    assert "--allow-root-tasks" in status["message"]
+
+
+def test_empty_framework_user_means_the_agents_own_user_and_root_is_refused(process_cluster, frameworks) -> None:
+    """Attack: a framework leaves FrameworkInfo.user empty; Mesos then uses the agent's user (root here)."""
+    fw = frameworks(process_cluster.master_address, user="")
+    status = run_task(fw, "id -u")
+    assert status["state"] == "TASK_FAILED"
+    assert "the agent's own user (FrameworkInfo.user is empty)" in status["message"]
+    assert "uid 0 (root)" in status["message"]
+
+
+def test_an_unknown_user_fails_the_task_with_a_clear_message(process_cluster, frameworks) -> None:
+    fw = frameworks(process_cluster.master_address, user="nobody")
+    status = run_task(fw, "id -u", user="no-such-user-on-this-machine")
+    assert status["state"] == "TASK_FAILED"
+    assert "user 'no-such-user-on-this-machine' (CommandInfo.user) is unknown on this agent's machine" \
+        in status["message"]
+
+
+def test_root_runs_only_on_an_agent_started_with_allow_root_tasks(process_cluster, frameworks) -> None:
+    """The flag is the one way to run tasks as root: the same task refused above runs once it is set."""
+    process_cluster.stop_agent(0, kill=True)
+    process_cluster.agents[0].cfg.allow_root_tasks = True
+    process_cluster.start_agent(0)
+    fw = frameworks(process_cluster.master_address, user="nobody")
+    status = run_task(fw, "id -u", user="00")
+    assert status["state"] == "TASK_FINISHED", status.get("message")
+    assert task_stdout(process_cluster, status) == "0\n"
+
+
+def test_the_agents_environment_does_not_leak_into_a_task(process_cluster, frameworks, monkeypatch) -> None:
+    """Attack: a task prints its environment to read the agent's secrets (tokens, credentials in its env)."""
+    monkeypatch.setenv("SCYLLA_AGENT_SECRET_MARKER", "leaked-if-you-see-this")
+    assert os.environ["SCYLLA_AGENT_SECRET_MARKER"]   # the agent runs in this process: its environment
+    fw = frameworks(process_cluster.master_address, user="nobody")
+    status = run_task(fw, "env", env={"GIVEN": "by-the-taskinfo"})
+    assert status["state"] == "TASK_FINISHED", status.get("message")
+    env = dict(line.split("=", 1) for line in task_stdout(process_cluster, status).splitlines() if "=" in line)
+    assert "SCYLLA_AGENT_SECRET_MARKER" not in env and "SCYLLA_HOME" not in env
+    assert env["GIVEN"] == "by-the-taskinfo"
+    assert env["PATH"] == "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    assert env["MESOS_TASK_ID"] == status["task_id"]["value"] and env["MESOS_SANDBOX"]
+    assert set(env) <= {"GIVEN", "PATH", "MESOS_TASK_ID", "MESOS_FRAMEWORK_ID", "MESOS_AGENT_ID", "MESOS_SANDBOX",
+                        "MESOS_DIRECTORY", "PWD", "SHLVL", "_"}   # the last three: the shell's own
