@@ -78,3 +78,38 @@ def sandbox_of(agent_address: str, task_id: str) -> str:
 def task_stdout(m: EmbeddedMesos, status: dict[str, Any]) -> str:
     with open(os.path.join(sandbox_of(m.agent_addresses[0], status["task_id"]["value"]), "stdout")) as f:
         return f.read()
+
+
+@pytest.fixture
+def docker_cluster(tmp_path, monkeypatch) -> Iterator[EmbeddedMesos]:
+    """One master and one agent on the real Docker engine; its allowed host paths: $SCYLLA_HOME/jobs."""
+    import docker
+
+    monkeypatch.setenv("SCYLLA_HOME", str(tmp_path / "home"))
+    jobs = tmp_path / "home" / "jobs"
+    jobs.mkdir(parents=True)
+    client = docker.from_env(timeout=120)
+    m = EmbeddedMesos([{"resources": "cpus:4;mem:4096;ports:[31000-31100]"}], docker_client=client,
+                      allowed_host_paths=[jobs], allocation_interval=0.2, retry_interval=0.5)
+    m.start()
+    try:
+        yield m
+    finally:
+        m.stop()
+
+
+def run_container_task(fw: TestFramework, image: str, command: str, *, params: list[dict] | None = None,
+                       volumes: list[dict] | None = None, labels: dict[str, str] | None = None,
+                       timeout: float = 60.0) -> dict[str, Any]:
+    """Launch one DOCKER task on the next offer and wait for its end; its last status."""
+    offer = fw.take_offer()
+    task = task_info(offer["agent_id"], command=command, image=image)
+    if params:
+        task["container"]["docker"]["parameters"] = params
+    if volumes:
+        task["container"]["volumes"] = volumes
+    if labels:
+        task["labels"] = {"labels": [{"key": k, "value": v} for k, v in labels.items()]}
+    fw.launch(offer, [task])
+    return fw.wait_state(task["task_id"]["value"], ("TASK_FINISHED", "TASK_FAILED", "TASK_ERROR", "TASK_KILLED"),
+                         timeout=timeout)

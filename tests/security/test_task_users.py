@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import os
+from collections.abc import Iterator
 
 import pytest
 
-from tests.security.agent_fixtures import NOBODY_UID, frameworks, process_cluster, run_task, task_stdout
+from tests.security.agent_fixtures import (NOBODY_UID, docker_cluster, frameworks, process_cluster,
+                                           run_container_task, run_task, task_stdout)
 
-__all__ = ["frameworks", "process_cluster"]   # fixtures used by the tests below
+__all__ = ["docker_cluster", "frameworks", "process_cluster"]   # fixtures used by the tests below
 
 
 def test_framework_user_nobody_runs_as_nobody_with_no_supplementary_groups(process_cluster, frameworks) -> None:
@@ -85,3 +88,70 @@ def test_the_agents_environment_does_not_leak_into_a_task(process_cluster, frame
     assert env["MESOS_TASK_ID"] == status["task_id"]["value"] and env["MESOS_SANDBOX"]
     assert set(env) <= {"GIVEN", "PATH", "MESOS_TASK_ID", "MESOS_FRAMEWORK_ID", "MESOS_AGENT_ID", "MESOS_SANDBOX",
                         "MESOS_DIRECTORY", "PWD", "SHLVL", "_"}   # the last three: the shell's own
+
+
+# ---- Docker tasks -----------------------------------------------------------------------------------
+TINY = "scylla-tiny:latest"          # USER 65534:65534, no /etc/passwd
+SINGA_PY = "singa-py:latest"         # USER singa:singa (a name: resolved in the image's /etc/passwd)
+TOOR = "scylla-dev-sec-agent-toor:latest"
+
+
+@pytest.fixture(scope="module")
+def toor_image() -> Iterator[str]:
+    """An image whose USER is a name that its own /etc/passwd maps to uid 0 (built here, removed at the end)."""
+    import docker
+
+    client = docker.from_env(timeout=120)
+    dockerfile = (f"FROM {TINY}\nUSER 0\nRUN mkdir -p /etc && echo 'toor:x:0:0::/:/bin/sh' > /etc/passwd\n"
+                  "USER toor\n")
+    client.images.build(fileobj=io.BytesIO(dockerfile.encode()), tag=TOOR, rm=True, labels={"scylla.test": "sec"})
+    yield TOOR
+    client.images.remove(TOOR, force=True)
+
+
+@pytest.mark.parametrize("user", ["0", "00", "+0", "-0", "0000:0", "root"])
+def test_docker_user_parameter_root_in_any_spelling_is_refused(docker_cluster, frameworks, user) -> None:
+    """Attack: docker parameter user "00", "+0", "0000:0" passed the old non-root check but are uid 0."""
+    fw = frameworks(docker_cluster.master_address)
+    status = run_container_task(fw, TINY, "id -u", params=[{"key": "user", "value": user}])
+    assert status["state"] == "TASK_ERROR"
+    assert f"docker parameter user={user!r} is refused: it is uid 0 (root)" in status["message"]
+
+
+def test_an_image_whose_user_name_is_uid_0_is_refused(docker_cluster, frameworks, toor_image) -> None:
+    """Attack: an image's USER is a harmless-looking name its /etc/passwd maps to uid 0."""
+    fw = frameworks(docker_cluster.master_address)
+    status = run_container_task(fw, toor_image, "id -u")
+    assert status["state"] == "TASK_FAILED"
+    assert f"user 'toor' (image {toor_image}'s USER) is uid 0 (root)" in status["message"]
+    status = run_container_task(fw, toor_image, "id -u", params=[{"key": "user", "value": "toor"}])
+    assert status["state"] == "TASK_FAILED"
+    assert "user 'toor' (the docker parameter user) is uid 0 (root)" in status["message"]
+
+
+def test_an_image_without_user_runs_as_root_only_with_the_flag(docker_cluster, frameworks, toor_image) -> None:
+    """An image with no USER would run as root: refused, naming the fix; allowed on an agent with the flag."""
+    fw = frameworks(docker_cluster.master_address)
+    status = run_container_task(fw, toor_image, "id -u", params=[{"key": "user", "value": "65534"}])
+    assert status["state"] == "TASK_FINISHED", status.get("message")   # the same image as another user runs
+    status = run_container_task(fw, "debian:bookworm-slim", "id -u")
+    assert status["state"] == "TASK_FAILED"
+    assert "image debian:bookworm-slim has no USER, so it runs as root (uid 0)" in status["message"]
+    assert "--allow-root-tasks" in status["message"]
+    docker_cluster.stop_agent(0, kill=True)
+    docker_cluster.agents[0].cfg.allow_root_tasks = True
+    docker_cluster.start_agent(0)
+    status = run_container_task(fw, "debian:bookworm-slim", "id -u")
+    assert status["state"] == "TASK_FINISHED", status.get("message")
+    assert task_stdout(docker_cluster, status) == "0\n"
+
+
+def test_image_user_names_resolve_and_unknown_names_are_refused(docker_cluster, frameworks) -> None:
+    fw = frameworks(docker_cluster.master_address)
+    status = run_container_task(fw, SINGA_PY, "id -u")
+    assert status["state"] == "TASK_FINISHED", status.get("message")
+    assert task_stdout(docker_cluster, status).strip() not in ("", "0")
+    status = run_container_task(fw, SINGA_PY, "id -u", params=[{"key": "user", "value": "ghost"}])
+    assert status["state"] == "TASK_FAILED"
+    assert f"user 'ghost' (the docker parameter user) is not defined in image {SINGA_PY}'s /etc/passwd" \
+        in status["message"]
