@@ -14,8 +14,11 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+
+# Called with each directory the walk goes through (the root first) and the name looked up in it.
+ParentCheck = Callable[[int, str], None]
 
 
 class PathRefused(PermissionError):
@@ -33,11 +36,18 @@ def within_roots(path: str, roots: Sequence[Path | str]) -> tuple[str, str] | No
     return None
 
 
-def open_confined(path: str, roots: Sequence[Path | str], *, flags: int = os.O_PATH) -> int:
+def lexically_within(path: str, roots: Sequence[Path | str]) -> bool:
+    """Whether `path` as written (no symlink resolved) is one of `roots` or below one."""
+    return any(path == str(r) or path.startswith(str(r).rstrip("/") + "/") for r in roots)
+
+
+def open_confined(path: str, roots: Sequence[Path | str], *, flags: int = os.O_PATH,
+                  check_parent: ParentCheck | None = None) -> int:
     """A file descriptor of `path` opened from its root down without following any symlink, with `flags` for
     the last component (O_PATH: a handle to bind or stat; O_RDONLY: to read). PathRefused when the path does
     not lie within `roots` or names a symlink anywhere; OSError (FileNotFoundError, ...) as the system says.
-    The caller closes the descriptor."""
+    `check_parent(dir_fd, name)` may refuse (raise PathRefused) a directory on the way. The caller closes the
+    descriptor."""
     found = within_roots(path, roots)
     if found is None:
         raise PathRefused(f"{path} is outside {':'.join(str(r) for r in roots) or '(no roots)'}")
@@ -48,6 +58,8 @@ def open_confined(path: str, roots: Sequence[Path | str], *, flags: int = os.O_P
         for i, part in enumerate(parts):
             last = i == len(parts) - 1
             mode = (flags | os.O_NOFOLLOW) if last else (os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW)
+            if check_parent is not None:
+                check_parent(fd, part)
             try:
                 nfd = os.open(part, mode | os.O_CLOEXEC, dir_fd=fd)
             except OSError as exc:

@@ -31,10 +31,12 @@ import requests
 from docker.models.containers import Container
 
 from scylla_singa.contracts import AGENT_LABEL, MANAGED_LABEL, container_name
-from scylla_singa.mesos.api.container_info import SpecError
+from scylla_singa.mesos.api.container_info import SANDBOX_MOUNT, SpecError
 from scylla_singa.mesos.api.protocol import container_status
 from .docker_spec import DockerSpec, build_spec
+from .confined_paths import lexically_within
 from .image_user import ContainerUserRefused, container_uid
+from .job_volumes import VolumeRefused, pin_host_volume
 from .task_events import (TaskContainerUp, TaskExited, TaskInvalid, TaskLaunchFailed, TaskLost, TaskStarting,
                           TaskStopped)
 from .task_runner import AgentTask, Emit, TaskRunner
@@ -85,7 +87,10 @@ class DockerRunner(TaskRunner):
             return
         emit(TaskStarting())
         try:
-            container = await self._call(self._create_and_start, spec)
+            container = await self._call(self._create_and_start, spec, task.framework_id)
+        except VolumeRefused as exc:
+            emit(TaskLaunchFailed(message=f"Failed to launch container: {exc}"))
+            return
         except docker.errors.APIError as exc:
             emit(TaskLaunchFailed(message=f"Failed to launch container: {_explain(exc)}"))
             await self._call(self._remove, spec.name)
@@ -202,7 +207,13 @@ class DockerRunner(TaskRunner):
         swarm = self.client.info().get("Swarm") or {}
         return swarm.get("LocalNodeState") == "active" and not swarm.get("ControlAvailable")
 
-    def _create_and_start(self, spec: DockerSpec) -> Container:
+    def _create_and_start(self, spec: DockerSpec, framework_id: str) -> Container:
+        """Check the job volumes again at mount time (job_volumes.py), then create and start at once."""
+        sandboxes = [h for h, v in spec.volumes.items() if v.get("bind") == SANDBOX_MOUNT]
+        for host_path in list(spec.volumes):
+            # by the path as checked (resolving it again would follow what may have been swapped in since)
+            if not lexically_within(host_path, sandboxes):
+                pin_host_volume(host_path, self.allowed_roots, framework_id)
         kwargs = spec.create_kwargs()
         if spec.user_network:
             kwargs["networking_config"] = {spec.network: self.client.api.create_endpoint_config(
