@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.security.agent_fixtures import (NOBODY_UID, docker_cluster, frameworks, process_cluster,
-                                           run_container_task, run_task, task_stdout)
+                                           run_container_task, run_task, sandbox_of, task_stdout)
 
 __all__ = ["docker_cluster", "frameworks", "process_cluster"]   # fixtures used by the tests below
 
@@ -155,3 +155,41 @@ def test_image_user_names_resolve_and_unknown_names_are_refused(docker_cluster, 
     assert status["state"] == "TASK_FAILED"
     assert f"user 'ghost' (the docker parameter user) is not defined in image {SINGA_PY}'s /etc/passwd" \
         in status["message"]
+
+
+def test_task_groups_and_custom_executors_run_as_the_framework_user_too(process_cluster, frameworks) -> None:
+    """Attack: the other paths that start a host process (LAUNCH_GROUP's default executor, a custom
+    executor) must not be a way around the switch: a group's task runs as nobody, a root executor is refused."""
+    from tests.support.mesos_framework import task_info
+
+    fw = frameworks(process_cluster.master_address, user="nobody")
+    offer = fw.take_offer()
+    member = task_info(offer["agent_id"], command='id -u; test -w "$MESOS_SANDBOX" && echo writable')
+    fw.driver.acceptOffers([offer["id"]], [{"type": "LAUNCH_GROUP", "launch_group": {
+        "executor": {"type": "DEFAULT", "executor_id": {"value": "group-as-nobody"}},
+        "task_group": {"tasks": [member]}}}], filters={"refuse_seconds": 0})
+    status = fw.wait_state(member["task_id"]["value"], ("TASK_FINISHED", "TASK_FAILED"), timeout=30)
+    assert status["state"] == "TASK_FINISHED", status.get("message")
+    run = sandbox_of(process_cluster.agent_addresses[0], "group-as-nobody")
+    with open(os.path.join(run, "tasks", member["task_id"]["value"], "stdout")) as f:
+        assert f.read() == f"{NOBODY_UID}\nwritable\n"
+    offer = fw.take_offer()
+    task = task_info(offer["agent_id"])
+    del task["command"]
+    task["executor"] = {"type": "CUSTOM", "executor_id": {"value": "root-executor"},
+                        "command": {"value": "id -u", "user": "0000"},
+                        "resources": [{"name": "cpus", "type": "SCALAR", "scalar": {"value": 0.1}},
+                                      {"name": "mem", "type": "SCALAR", "scalar": {"value": 32}}]}
+    fw.launch(offer, [task])
+    status = fw.wait_state(task["task_id"]["value"], ("TASK_FAILED", "TASK_LOST", "TASK_ERROR"), timeout=30)
+    assert "user '0000' (CommandInfo.user) is uid 0 (root)" in status["message"]
+
+
+def test_what_the_agent_keeps_of_its_tasks_is_not_readable_by_them(process_cluster, frameworks) -> None:
+    """Attack: a task (as nobody) reads the agent's checkpointed TaskInfos, other tasks' secrets included."""
+    fw = frameworks(process_cluster.master_address, user="nobody")
+    meta = process_cluster.agents[0].work_dir / "meta"
+    status = run_task(fw, f"ls {meta}/tasks || echo refused", env={"SECRET": "s3cret"})
+    assert status["state"] == "TASK_FINISHED"
+    assert task_stdout(process_cluster, status) == "refused\n"
+    assert oct(meta.stat().st_mode & 0o777) == "0o700"

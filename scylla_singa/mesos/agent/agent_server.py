@@ -134,6 +134,10 @@ class Agent:
     async def start(self) -> None:
         """Recover, serve HTTP (port 0 picks one), connect to the master."""
         self.work_dir.mkdir(parents=True, exist_ok=True)
+        # what the agent keeps of its tasks (TaskInfos, their environments and secrets): root's alone; the
+        # sandboxes beside it are reached by their tasks' users
+        (self.work_dir / "meta").mkdir(exist_ok=True)
+        os.chmod(self.work_dir / "meta", 0o700)
         hostname = self.cfg.hostname or socket.gethostname()
         info = AgentInfo(hostname, resources_with_defaults(self.cfg.resources, self.work_dir),
                          parse_attributes(self.cfg.attributes or ""), 0, self.cfg.advertise_ip or self.cfg.host)
