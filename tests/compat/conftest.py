@@ -30,6 +30,12 @@ def process_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedd
     os.environ["SCYLLA_HOME"] = str(tmp_path_factory.mktemp("home"))
     cluster = EmbeddedMesos([{"resources": "cpus:4;mem:4096;disk:1024;ports:[31000-32000]"}], simulate=False,
                             use_docker=False, allocation_interval=0.2).start()
+    # The clients declare user "root" (mesos-go's default) or none (the agent's own user, root): this suite
+    # proves protocol compatibility, so its agent is started as an operator would for them, with
+    # --allow-root-tasks (tests/security proves the refusal without it).
+    cluster.stop_agent(0, kill=True)
+    cluster.agents[0].cfg.allow_root_tasks = True
+    cluster.start_agent(0)
     yield cluster
     cluster.stop()
     if home is None:
