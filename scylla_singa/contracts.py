@@ -71,6 +71,10 @@ CLUSTER_FILE = "cluster.json"  # every process's name on the overlay and its por
 # mode (0644) and directories Docker creates (0755). Volume delivery mounts the host's copy,
 # HDFS delivery the copy the agent's fetcher put into the sandbox (a relative host_path).
 JOB_FILES_DIR = "/mnt/scylla"
+# In a job directory under an agent's allowed roots: the FrameworkID whose tasks may mount it, written by the
+# agent at the first mount (mesos/agent/job_volumes.py); `run --workspace` removes it to hand a shared
+# workspace to its new framework.
+VOLUME_OWNER_FILE = ".scylla-framework-id"
 TASK_JOB_CONF = f"{JOB_FILES_DIR}/{JOB_CONF}"
 TASK_CLUSTER_FILE = f"{JOB_FILES_DIR}/{CLUSTER_FILE}"
 ENV_JOB_ID = "SCYLLA_JOB_ID"

@@ -1,7 +1,9 @@
 """Volume delivery: a per-job directory on the agents' hosts, bind-mounted into each task.
 
 Only directories under the allowed roots are ever mounted (our agent
-enforces the same rule on its side). The job files are mounted read-only at
+enforces the same rule on its side, and more: a job directory is mounted
+only by tasks of the framework that first mounted it, see
+mesos/agent/job_volumes.py). The job files are mounted read-only at
 absolute paths outside the sandbox (contracts.JOB_FILES_DIR: a Mesos
 sandbox is 0750 root, which the image's non-root user cannot read), the
 workspace read-write and writable by that user. Every agent must see the
@@ -17,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from scylla_singa.common.files import write_atomic
-from scylla_singa.contracts import JOB_FILES_DIR
+from scylla_singa.contracts import JOB_FILES_DIR, VOLUME_OWNER_FILE
 from .job_files import Artifacts, DeliveryError
 
 WORKSPACE = "/workspace"
@@ -85,7 +87,9 @@ def share_workspace(artifacts: Artifacts, host_dir: Path, workspace: str) -> Art
 
 def ensure_shared_workspace(path: Path, roots: tuple[Path, ...]) -> Path:
     """Check (and create, writable by the image's uid 1000) a `run --workspace` directory; DeliveryError
-    says what is wrong. An existing directory is left as it is."""
+    says what is wrong. An existing directory is left as it is, but for its owner mark: agents let only the
+    framework whose task first mounts a job directory mount it again (VOLUME_OWNER_FILE); the user giving
+    it to this run hands it to this run's framework."""
     if not within(path, roots):
         raise DeliveryError(f"--workspace {path} is outside the allowed roots ({', '.join(map(str, roots))}): "
                             "agents mount only directories under them; choose one there")
@@ -94,4 +98,14 @@ def ensure_shared_workspace(path: Path, roots: tuple[Path, ...]) -> Path:
     if not path.exists():
         path.mkdir(parents=True)
         os.chmod(path, 0o1777)
+    _job_dir(path.resolve(), roots).joinpath(VOLUME_OWNER_FILE).unlink(missing_ok=True)
     return path.resolve()
+
+
+def _job_dir(path: Path, roots: tuple[Path, ...]) -> Path:
+    """The job directory `path` lies in, as agents see it: the first directory below its allowed root."""
+    for root in roots:
+        root = root.resolve()
+        if root in path.parents:
+            return root / path.relative_to(root).parts[0]
+    return path

@@ -55,7 +55,8 @@ class EmbeddedMesos:
                  heartbeat_interval: float = 15.0, retry_interval: float = 2.0,
                  allowed_host_paths: Sequence[Path | str] | None = None, hdfs: str | None = None,
                  credentials: dict[str, str] | None = None, insecure: bool = False,
-                 authenticate_readonly: bool = True, acls: Any = None, fleet: int = 0,
+                 authenticate_readonly: bool = True, acls: Any = None, allow_root_tasks: bool = False,
+                 fleet: int = 0,
                  fleet_resources: str = DEFAULT_SIM_RESOURCES, agent_reregister_timeout: float = 75.0,
                  default_kill_grace: float = 3.0, start_timeout: float = 30.0, use_docker: bool = True,
                  master_routes: Sequence[RouteFactory] = ()) -> None:
@@ -66,6 +67,7 @@ class EmbeddedMesos:
         self._own_dir = work_dir is None
         self.work_dir = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="scylla-mesos-"))
         self.credentials = None if insecure else _with_own_principals(credentials)
+        self.allow_root_tasks = allow_root_tasks
         self.master_config = MasterConfig(
             host=host, port=port, work_dir=self.work_dir / "master", allocator=allocator,
             allocation_interval=allocation_interval, offer_timeout=offer_timeout,
@@ -209,7 +211,8 @@ class EmbeddedMesos:
                           docker_host=self.docker_host, simulate=simulate, use_docker=self.use_docker,
                           allowed_host_paths=self.allowed_host_paths, hdfs=self.hdfs,
                           retry_interval=self.retry_interval, default_grace=self.default_kill_grace,
-                          credential=self.agent_credential, http_credentials=self.credentials)
+                          credential=self.agent_credential, http_credentials=self.credentials,
+                          allow_root_tasks=self.allow_root_tasks)
         return self._new_agent_from(cfg)
 
     def _new_agent_from(self, cfg: AgentConfig) -> Agent:

@@ -34,14 +34,15 @@ class TaskRun:
         self.records.setdefault(kind, []).append(record)
 
 
-def framework_info(name: str, role: str = "compat") -> dict[str, Any]:
-    """A MULTI_ROLE framework (so offers carry allocation_info), as mesos-go's example declares one."""
-    return {"user": "root", "name": name, "failover_timeout": 60.0, "roles": [role],
+def framework_info(name: str, role: str = "compat", user: str = "root") -> dict[str, Any]:
+    """A MULTI_ROLE framework (so offers carry allocation_info), as mesos-go's example declares one. `user`:
+    our agent refuses root tasks unless allowed, so runs on it use "nobody"."""
+    return {"user": user, "name": name, "failover_timeout": 60.0, "roles": [role],
             "capabilities": [{"type": "MULTI_ROLE"}, {"type": "TASK_KILLING_STATE"}]}
 
 
-def subscribe(master: str, media_type: MediaType, name: str = "mesos-compat") -> EventStream:
-    call = {"type": "SUBSCRIBE", "subscribe": {"framework_info": framework_info(name)}}
+def subscribe(master: str, media_type: MediaType, name: str = "mesos-compat", user: str = "root") -> EventStream:
+    call = {"type": "SUBSCRIBE", "subscribe": {"framework_info": framework_info(name, user=user)}}
     return EventStream(master, SCHEDULER_PATH, SCHEDULER, call, media_type)
 
 
@@ -52,10 +53,10 @@ def scheduler_call(master: str, stream: EventStream, call: dict[str, Any], media
 
 
 def run_command_task(master: str, media_type: MediaType, timeout: float = 60.0,
-                     before_teardown: Callable[[TaskRun], None] | None = None) -> TaskRun:
+                     before_teardown: Callable[[TaskRun], None] | None = None, user: str = "root") -> TaskRun:
     """SUBSCRIBE, take an offer, LAUNCH one command task, ACKNOWLEDGE its updates until it finishes,
     RECONCILE, then (after `before_teardown`, while the framework is still registered) TEARDOWN."""
-    stream = subscribe(master, media_type)
+    stream = subscribe(master, media_type, user=user)
     assert stream.status == 200, f"SUBSCRIBE answered {stream.status}"
     subscribed, record = stream.next_of("SUBSCRIBED", timeout)
     run = TaskRun(subscribed.subscribed.framework_id.value, stream.stream_id or "")

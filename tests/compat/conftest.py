@@ -31,7 +31,10 @@ def process_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedd
     # Insecure on purpose: these suites prove protocol compatibility with clients several of which cannot send
     # credentials (README's compatibility table says which); authentication is proven in tests/security.
     cluster = EmbeddedMesos([{"resources": "cpus:4;mem:4096;disk:1024;ports:[31000-32000]"}], simulate=False,
-                            use_docker=False, allocation_interval=0.2, insecure=True).start()
+                            use_docker=False, allocation_interval=0.2, insecure=True,
+                            # The clients declare user "root" (mesos-go's default) or none (the agent's own user,
+                            # root): started as an operator would for them (tests/security proves the refusal).
+                            allow_root_tasks=True).start()
     yield cluster
     cluster.stop()
     if home is None:

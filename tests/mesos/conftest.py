@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,8 +24,12 @@ def scylla_home(tmp_path, monkeypatch) -> None:
 
 @pytest.fixture
 def cluster() -> Iterator[Any]:
-    """`cluster(**kw)` starts an EmbeddedMesos (simulated agents, 0.2 s allocation interval); all stopped at the end."""
+    """`cluster(**kw)` starts an EmbeddedMesos (simulated agents, 0.2 s allocation interval); all stopped at the end.
+
+    Its work dir is searchable by every user (0711, as /var/lib/mesos is): agents run process tasks as
+    FrameworkInfo.user ("nobody" in these tests), who must reach its sandbox."""
     made: list[EmbeddedMesos] = []
+    dirs: list[str] = []
 
     def make(agents: Any = 2, **kw: Any) -> EmbeddedMesos:
         kw.setdefault("simulate", True)
@@ -31,12 +38,18 @@ def cluster() -> Iterator[Any]:
         # These tests are about Mesos's protocol, read with plain HTTP clients: the master is insecure unless a
         # test gives credentials. Authentication itself is proven in tests/security (and the e2e suites run with it).
         kw.setdefault("insecure", "credentials" not in kw)
+        if "work_dir" not in kw:
+            dirs.append(tempfile.mkdtemp(prefix="scylla-mesos-"))
+            os.chmod(dirs[-1], 0o711)
+            kw["work_dir"] = dirs[-1]
         m = EmbeddedMesos(agents, **kw)
         made.append(m)
         return m.start()
     yield make
     for m in made:
         m.stop()
+    for d in dirs:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture

@@ -70,9 +70,11 @@ def test_process_task_fetches_uris_runs_in_its_sandbox_and_logs_are_readable(clu
         payload = b"extracted\n"
         info.size = len(payload)
         t.addfile(info, io.BytesIO(payload))
-    archive = tmp_path / "pkg.tar.gz"
+    local = tmp_path / "home" / "jobs"   # local files are fetched only from the agent's fetcher roots
+    local.mkdir(parents=True, exist_ok=True)
+    archive = local / "pkg.tar.gz"
     archive.write_bytes(buf.getvalue())
-    script = tmp_path / "run.sh"
+    script = local / "run.sh"
     script.write_text("#!/bin/sh\necho script-ran\n")
     m = cluster(1, simulate=False, use_docker=False, hdfs=base)
     f = framework(m.master_address)

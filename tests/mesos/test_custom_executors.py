@@ -8,7 +8,6 @@ example-executor runs through the same API in tests/compat.
 from __future__ import annotations
 
 import base64
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +17,14 @@ from tests.support import v1_executor
 from tests.support.mesos_framework import task_info
 
 EXECUTOR_SCRIPT = Path(v1_executor.__file__)
+# The agent runs the executor as FrameworkInfo.user ("nobody"), with a standard PATH: a Python that user can
+# run (the test's own may live under root's 0700 home); the executor needs the standard library only.
+PYTHON = "python3"
 
 
 def _executor(executor_id: str, command: str | None = None) -> dict[str, Any]:
     return {"type": "CUSTOM", "executor_id": {"value": executor_id}, "name": executor_id,
-            "command": {"value": command or f"{sys.executable} {EXECUTOR_SCRIPT}", "shell": True},
+            "command": {"value": command or f"{PYTHON} {EXECUTOR_SCRIPT}", "shell": True},
             "resources": [{"name": "cpus", "type": "SCALAR", "scalar": {"value": 0.1}},
                           {"name": "mem", "type": "SCALAR", "scalar": {"value": 32}}]}
 

@@ -15,7 +15,10 @@ ALLOWED with their reason.
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import tempfile
 import uuid
 from pathlib import Path
 from typing import Any
@@ -110,9 +113,13 @@ def answers(tmp_path_factory) -> dict[str, Any]:
     from scylla_singa.mesos.embedded import EmbeddedMesos
 
     made: list[EmbeddedMesos] = []
+    # searchable by every user: the agent runs the process tasks as FrameworkInfo.user ("nobody")
+    work = tempfile.mkdtemp(prefix="scylla-shapes-")
+    os.chmod(work, 0o711)
 
     def cluster(agents, **kw) -> EmbeddedMesos:
-        m = EmbeddedMesos(agents, allocation_interval=0.2, retry_interval=0.5, insecure=True, **kw)   # shapes, not auth
+        m = EmbeddedMesos(agents, allocation_interval=0.2, retry_interval=0.5, work_dir=work, insecure=True,
+                          **kw)   # shapes, not authentication
         made.append(m)
         return m.start()
     out: dict[str, Any] = {}
@@ -132,6 +139,7 @@ def answers(tmp_path_factory) -> dict[str, Any]:
     finally:
         for m in made:
             m.stop()
+        shutil.rmtree(work, ignore_errors=True)
     return out
 
 

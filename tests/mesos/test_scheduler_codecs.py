@@ -22,7 +22,7 @@ from tests.apache_mesos.real_mesos import post, unknown_fields
 @pytest.mark.parametrize("media_type", [MediaType.PROTOBUF, MediaType.JSON], ids=["protobuf", "json"])
 def test_a_command_task_runs_to_the_end_in_either_format(cluster, media_type: MediaType) -> None:
     m = cluster(1, simulate=False, use_docker=False)
-    run = flows.run_command_task(m.master_address, media_type, timeout=30)
+    run = flows.run_command_task(m.master_address, media_type, timeout=30, user="nobody")
     kinds = list(run.records)
     assert kinds[:3] == ["SUBSCRIBED", "HEARTBEAT", "OFFERS"], kinds
     assert [k for k in kinds if k.startswith("UPDATE TASK")] == [

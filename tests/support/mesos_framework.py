@@ -148,10 +148,11 @@ class TestFramework:
     def __init__(self, master: str, name: str = "test", *, framework_id: str | None = None,
                  role: str | None = None, capabilities: tuple[str, ...] = (), failover_timeout: float = 60.0,
                  principal: str | None = None, secret: str | None = None, credential: Any = None,
-                 on_offers: Callable[[Any, list[dict]], None] | None = None) -> None:
+                 on_offers: Callable[[Any, list[dict]], None] | None = None, user: str = "nobody") -> None:
         if credential is not None:   # a mesos.api.credentials.Credential (e.g. EmbeddedMesos.framework_credential)
             principal, secret = credential.principal, credential.secret
-        info: dict[str, Any] = {"user": "root", "name": name, "failover_timeout": failover_timeout}
+        # "nobody": an agent runs process tasks as FrameworkInfo.user and refuses root unless allowed
+        info: dict[str, Any] = {"user": user, "name": name, "failover_timeout": failover_timeout}
         if framework_id:
             info["id"] = {"value": framework_id}
         if role:

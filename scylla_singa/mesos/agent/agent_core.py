@@ -55,7 +55,7 @@ class AgentCore:
 
     def __init__(self, info: AgentInfo, runner: TaskRunner, *, work_dir: Path | None = None,
                  agent_id: str | None = None, retry_interval: float = 10.0, hdfs_url: str | None = None,
-                 default_grace: float = 3.0) -> None:
+                 default_grace: float = 3.0, fetcher_roots: tuple[Path, ...] = ()) -> None:
         self.info = info
         self.runner = runner
         self.work_dir = work_dir
@@ -63,6 +63,7 @@ class AgentCore:
         self.ref = new_id("ref-")
         self.retry_interval = retry_interval
         self.hdfs_url = hdfs_url
+        self.fetcher_roots = fetcher_roots   # local files (file://, bare paths) are fetched only from under these
         self.default_grace = default_grace
         self.tasks: dict[tuple[str, str], AgentTask] = {}
         self.completed: deque[AgentTask] = deque(maxlen=500)
@@ -239,7 +240,7 @@ class AgentCore:
                 self._save(task)
                 uris = (task.info.get("command") or {}).get("uris") or []
                 if uris:
-                    await fetch_all(uris, task.sandbox, self.hdfs_url)
+                    await fetch_all(uris, task.sandbox, self.hdfs_url, self.fetcher_roots)
                     self.count("fetches_succeeded")
             await self.runner.launch(task, emit)
         except FetchError as exc:

@@ -22,6 +22,7 @@ from scylla_singa.mesos.api.http_answers import MAX_BODY, json_answer, mesos_not
 from scylla_singa.mesos.api.http_auth import AuthPolicy, authentication_middleware
 from . import agent_views
 from .agent_operator_api import AgentOperatorEndpoint
+from .confined_paths import PathRefused, open_confined
 
 if TYPE_CHECKING:
     from .agent_core import AgentCore
@@ -115,7 +116,7 @@ class AgentHTTP:
         if offset < 0 or length < -1:
             raise web.HTTPBadRequest(text="Negative offset or length")
         length = MAX_READ if length == -1 else min(length, MAX_READ)
-        with open(path, "rb") as f:
+        with self._open(path) as f:
             f.seek(min(offset, size))
             data = f.read(length)
         return json_answer({"data": data.decode("utf-8", errors="replace"), "offset": offset})
@@ -136,8 +137,23 @@ class AgentHTTP:
         path = self._confined(request)
         if os.path.isdir(path):
             raise web.HTTPBadRequest(text="Cannot download a directory")
-        return web.FileResponse(path, headers={
-            "Content-Disposition": f'attachment; filename="{os.path.basename(path)}"'})
+        with self._open(path) as f:
+            resp = web.StreamResponse(headers={
+                "Content-Type": "application/octet-stream",
+                "Content-Disposition": f'attachment; filename="{os.path.basename(path)}"'})
+            await resp.prepare(request)
+            while chunk := f.read(1 << 16):
+                await resp.write(chunk)
+        await resp.write_eof()
+        return resp
+
+    def _open(self, real: str):
+        """The file `real` (a path _confined returned) opened from its root down with no symlink followed: a
+        task swapping a sandbox file for a symlink after the check gets 404, not /etc/shadow."""
+        try:
+            return os.fdopen(open_confined(real, self.roots, flags=os.O_RDONLY), "rb")
+        except (PathRefused, OSError):
+            raise web.HTTPNotFound(text="") from None
 
     async def health(self, request: web.Request) -> web.Response:
         return web.Response(status=200)

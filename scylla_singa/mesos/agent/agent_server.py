@@ -80,6 +80,11 @@ class AgentConfig:
     use_docker: bool = True
     simulate: bool = False
     allowed_host_paths: list[Path] = field(default_factory=lambda: [scylla_home() / "jobs"])
+    # Local files (file://, bare paths) the fetcher may copy into a sandbox: only from under these. Our own
+    # delivery fetches nothing local (volumes are mounted, HDFS is fetched over WebHDFS): the jobs root only.
+    fetcher_allowed_roots: list[Path] = field(default_factory=lambda: [scylla_home() / "jobs"])
+    # Whether tasks may run as uid 0 (a process task's user, a container's user): off, as secure by default.
+    allow_root_tasks: bool = False
     hdfs: str | None = None
     retry_interval: float = 10.0
     gc_delay: float = 7 * 86400.0
@@ -137,19 +142,26 @@ class Agent:
                 client = (docker.DockerClient(base_url=self.cfg.docker_host, timeout=120) if self.cfg.docker_host
                           else docker.from_env(timeout=120))
                 self._docker_client = client
-            docker_runner = DockerRunner(client, list(self.cfg.allowed_host_paths))
+            docker_runner = DockerRunner(client, list(self.cfg.allowed_host_paths),
+                                         allow_root_tasks=self.cfg.allow_root_tasks)
             self.docker_runner = docker_runner
-        return CompositeRunner(docker_runner, ProcessRunner(self.cfg.advertise_ip or self.cfg.host))
+        return CompositeRunner(docker_runner, ProcessRunner(self.cfg.advertise_ip or self.cfg.host,
+                                                            allow_root_tasks=self.cfg.allow_root_tasks))
 
     async def start(self) -> None:
         """Recover, serve HTTP (port 0 picks one), connect to the master."""
         self.work_dir.mkdir(parents=True, exist_ok=True)
+        # what the agent keeps of its tasks (TaskInfos, their environments and secrets): root's alone; the
+        # sandboxes beside it are reached by their tasks' users
+        (self.work_dir / "meta").mkdir(exist_ok=True)
+        os.chmod(self.work_dir / "meta", 0o700)
         hostname = self.cfg.hostname or socket.gethostname()
         info = AgentInfo(hostname, resources_with_defaults(self.cfg.resources, self.work_dir),
                          parse_attributes(self.cfg.attributes or ""), 0, self.cfg.advertise_ip or self.cfg.host)
         self.core = AgentCore(info, self._runner_for(), work_dir=self.work_dir,
                               retry_interval=self.cfg.retry_interval, hdfs_url=self.cfg.hdfs,
-                              default_grace=self.cfg.default_grace)
+                              default_grace=self.cfg.default_grace,
+                              fetcher_roots=tuple(self.cfg.fetcher_allowed_roots))
         if self.docker_runner is not None:
             self.docker_runner.health_listener = self.core.set_health
             self.docker_runner.image_timer = self.core.image_pull_ms.append

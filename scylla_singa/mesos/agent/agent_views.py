@@ -233,11 +233,13 @@ def agent_flags(cfg: Any, work_dir: str, port: int, hostname: str) -> dict[str, 
              "containerizers": "docker,mesos" if cfg.use_docker and not cfg.simulate else "mesos",
              "docker_socket": cfg.docker_host or "/var/run/docker.sock", "docker_kill_orphans": "false",
              "gc_delay": mesos_duration(cfg.gc_delay), "launcher": "posix",
-             "sandbox_directory": "/mnt/mesos/sandbox", "strict": "true", "switch_user": "false",
+             "sandbox_directory": "/mnt/mesos/sandbox", "strict": "true", "switch_user": "true",
              "executor_shutdown_grace_period": mesos_duration(cfg.default_grace),
              "http_command_executor": "false",
              # ours (no Mesos flag has their meaning)
              "allowed_host_paths": ":".join(str(p) for p in cfg.allowed_host_paths), "hdfs": cfg.hdfs or "",
+             "fetcher_allowed_roots": ":".join(str(p) for p in cfg.fetcher_allowed_roots),
+             "allow_root_tasks": str(cfg.allow_root_tasks).lower(),
              "simulate": str(cfg.simulate).lower(), "status_update_retry_interval": mesos_duration(cfg.retry_interval)}
     return dict(sorted(flags.items()))
 

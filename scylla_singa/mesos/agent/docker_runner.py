@@ -16,7 +16,9 @@ resources; removals that failed meanwhile are done once the engine is back
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
+import tarfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -29,9 +31,12 @@ import requests
 from docker.models.containers import Container
 
 from scylla_singa.contracts import AGENT_LABEL, MANAGED_LABEL, container_name
-from scylla_singa.mesos.api.container_info import SpecError
+from scylla_singa.mesos.api.container_info import SANDBOX_MOUNT, SpecError
 from scylla_singa.mesos.api.protocol import container_status
 from .docker_spec import DockerSpec, build_spec
+from .confined_paths import lexically_within
+from .image_user import ContainerUserRefused, container_uid
+from .job_volumes import VolumeRefused, pin_host_volume
 from .task_events import (TaskContainerUp, TaskExited, TaskInvalid, TaskLaunchFailed, TaskLost, TaskStarting,
                           TaskStopped)
 from .task_runner import AgentTask, Emit, TaskRunner
@@ -45,13 +50,15 @@ HealthListener = Callable[[bool, str], None]
 class DockerRunner(TaskRunner):
     """Runs ContainerInfo DOCKER tasks on one engine."""
 
-    def __init__(self, client: docker.DockerClient, allowed_roots: list[Path]) -> None:
+    def __init__(self, client: docker.DockerClient, allowed_roots: list[Path], allow_root_tasks: bool = False) -> None:
         self.client = client
         self.allowed_roots = allowed_roots
+        self.allow_root_tasks = allow_root_tasks
         self.pool = ThreadPoolExecutor(max_workers=256, thread_name_prefix="docker-runner")
         self._containers: dict[str, Container] = {}
         self._log_threads: dict[str, asyncio.Future] = {}
         self._unremoved: set[str] = set()   # container names whose removal failed (engine down)
+        self._passwd: dict[str, str] = {}    # image id -> its /etc/passwd (names in USER resolved against it)
         self.health_listener: HealthListener | None = None
         # told how long each launch's image check took (the agent's containerizer/docker/image_pull_ms)
         self.image_timer: Callable[[float], None] | None = None
@@ -80,7 +87,10 @@ class DockerRunner(TaskRunner):
             return
         emit(TaskStarting())
         try:
-            container = await self._call(self._create_and_start, spec)
+            container = await self._call(self._create_and_start, spec, task.framework_id)
+        except VolumeRefused as exc:
+            emit(TaskLaunchFailed(message=f"Failed to launch container: {exc}"))
+            return
         except docker.errors.APIError as exc:
             emit(TaskLaunchFailed(message=f"Failed to launch container: {_explain(exc)}"))
             await self._call(self._remove, spec.name)
@@ -147,16 +157,21 @@ class DockerRunner(TaskRunner):
         """Why the engine cannot run `spec` (missing image, unusable network), or None."""
         try:
             if spec.force_pull:
-                self.client.images.pull(spec.image)
+                image = self.client.images.pull(spec.image)
             else:
-                self.client.images.get(spec.image)
+                image = self.client.images.get(spec.image)
         except docker.errors.ImageNotFound:
             try:
-                self.client.images.pull(spec.image)
+                image = self.client.images.pull(spec.image)
             except docker.errors.APIError as exc:
                 return f"Failed to launch container: image {spec.image} is not on the agent and cannot be pulled: {_explain(exc)}"
         except docker.errors.APIError as exc:
             return f"Failed to launch container: cannot pull image {spec.image}: {_explain(exc)}"
+        try:
+            container_uid(spec.image, spec.user, (image.attrs.get("Config") or {}).get("User") or "",
+                          lambda: self._image_passwd(image.id), self.allow_root_tasks)
+        except ContainerUserRefused as exc:
+            return f"Failed to launch container: {exc}"
         if spec.user_network:
             try:
                 net = self.client.networks.get(spec.network)
@@ -170,12 +185,35 @@ class DockerRunner(TaskRunner):
                 return f"Failed to launch container: overlay network {spec.network} is not attachable"
         return None
 
+    def _image_passwd(self, image_id: str) -> str:
+        """The image's /etc/passwd (cached by image id): copied out of a container created, never started,
+        from it, then removed. Empty when the image has none."""
+        if image_id not in self._passwd:
+            created = self.client.api.create_container(image_id, command=["/nonexistent"], entrypoint=[],
+                                                       network_disabled=True)
+            try:
+                stream, _ = self.client.api.get_archive(created["Id"], "/etc/passwd")
+                with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+                    member = tar.extractfile(tar.getmembers()[0])
+                    self._passwd[image_id] = member.read().decode("utf-8", "replace") if member else ""
+            except docker.errors.NotFound:
+                self._passwd[image_id] = ""
+            finally:
+                self.client.api.remove_container(created["Id"], force=True)
+        return self._passwd[image_id]
+
     def _swarm_worker(self) -> bool:
         """Whether the engine is an active swarm member without manager rights."""
         swarm = self.client.info().get("Swarm") or {}
         return swarm.get("LocalNodeState") == "active" and not swarm.get("ControlAvailable")
 
-    def _create_and_start(self, spec: DockerSpec) -> Container:
+    def _create_and_start(self, spec: DockerSpec, framework_id: str) -> Container:
+        """Check the job volumes again at mount time (job_volumes.py), then create and start at once."""
+        sandboxes = [h for h, v in spec.volumes.items() if v.get("bind") == SANDBOX_MOUNT]
+        for host_path in list(spec.volumes):
+            # by the path as checked (resolving it again would follow what may have been swapped in since)
+            if not lexically_within(host_path, sandboxes):
+                pin_host_volume(host_path, self.allowed_roots, framework_id)
         kwargs = spec.create_kwargs()
         if spec.user_network:
             kwargs["networking_config"] = {spec.network: self.client.api.create_endpoint_config(

@@ -106,7 +106,8 @@ class ExecutorRunner(TaskRunner):
     async def _start(self, ex: CustomExecutor) -> None:
         """Fetch the executor's URIs into its sandbox and run it; a failed fetch fails its tasks."""
         try:
-            await fetch_all((ex.info.get("command") or {}).get("uris") or [], ex.sandbox, None)
+            roots = self.core.fetcher_roots if self.core is not None else ()
+            await fetch_all((ex.info.get("command") or {}).get("uris") or [], ex.sandbox, None, roots)
         except FetchError as exc:
             ex.state = "TERMINATED"
             del self.executors[(ex.framework_id, ex.executor_id)]

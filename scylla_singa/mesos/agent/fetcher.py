@@ -7,6 +7,12 @@ which redirects to a datanode). Archives (.tar, .tar.gz, .tgz, .tar.bz2,
 single .gz is gunzipped; `executable` sets the run bits (and skips
 extraction); `output_file` renames the download. Any failure raises
 FetchError naming the URI, and the task fails with that message.
+
+A local file (file:// or a bare path) is copied only from under the
+agent's fetcher roots (AgentConfig.fetcher_allowed_roots, flag
+--fetcher-allowed-roots), resolved with its symlinks and opened without
+following any (confined_paths.py): a task must never get a copy of
+/etc/shadow or another job's files into a sandbox it can read.
 """
 
 from __future__ import annotations
@@ -15,33 +21,40 @@ import asyncio
 import gzip
 import os
 import shutil
+import stat
 import tarfile
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
 import aiohttp
 
+from .confined_paths import PathRefused, open_confined
+
 ARCHIVES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".zip")
 TIMEOUT_S = 300
+ROOTS_FLAG = "--fetcher-allowed-roots"
 
 
 class FetchError(RuntimeError):
     """A URI could not be fetched or extracted; the message names it and why."""
 
 
-async def fetch_all(uris: list[dict[str, Any]], sandbox: Path, hdfs_url: str | None = None) -> list[Path]:
-    """Fetch every URI into `sandbox` in order; the paths written."""
+async def fetch_all(uris: list[dict[str, Any]], sandbox: Path, hdfs_url: str | None = None,
+                    local_roots: Sequence[Path] = ()) -> list[Path]:
+    """Fetch every URI into `sandbox` in order; the paths written. Local files only from under `local_roots`."""
     out = []
     for uri in uris:
         if not isinstance(uri, dict) or not uri.get("value"):
             raise FetchError(f"bad URI entry {uri!r}")
-        out.append(await fetch_one(uri, sandbox, hdfs_url))
+        out.append(await fetch_one(uri, sandbox, hdfs_url, local_roots))
     return out
 
 
-async def fetch_one(uri: dict[str, Any], sandbox: Path, hdfs_url: str | None = None) -> Path:
+async def fetch_one(uri: dict[str, Any], sandbox: Path, hdfs_url: str | None = None,
+                    local_roots: Sequence[Path] = ()) -> Path:
     src = uri["value"]
     name = uri.get("output_file") or _basename(src)
     dest = (sandbox / name).resolve()
@@ -51,7 +64,7 @@ async def fetch_one(uri: dict[str, Any], sandbox: Path, hdfs_url: str | None = N
     scheme = urlparse(src).scheme
     try:
         if scheme in ("", "file"):
-            await asyncio.to_thread(_copy_file, src, dest)
+            await asyncio.to_thread(_copy_file, src, dest, local_roots)
         elif scheme in ("http", "https"):
             await _download(src, dest)
         elif scheme == "hdfs":
@@ -84,11 +97,23 @@ def _basename(src: str) -> str:
     return name
 
 
-def _copy_file(src: str, dest: Path) -> None:
+def _copy_file(src: str, dest: Path, roots: Sequence[Path]) -> None:
     path = unquote(urlparse(src).path) if src.startswith("file:") else src
-    if not os.path.isfile(path):
-        raise FetchError(f"{src}: no such file")
-    shutil.copyfile(path, dest)
+    try:
+        fd = open_confined(os.path.abspath(path), roots, flags=os.O_RDONLY)
+    except PathRefused:
+        allowed = ":".join(str(r) for r in roots) or "(none)"
+        raise FetchError(f"{src}: local files are fetched only from under the agent's allowed roots {allowed}, "
+                         f"and {path} (resolved: {os.path.realpath(path)}) is not there: put it there or "
+                         f"serve it over http(s)/hdfs (agent flag {ROOTS_FLAG})") from None
+    except FileNotFoundError:
+        raise FetchError(f"{src}: no such file") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise FetchError(f"{src}: not a regular file")
+        out_fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(out_fd, "wb") as out:
+            shutil.copyfileobj(f, out)
 
 
 async def _download(url: str, dest: Path) -> None:

@@ -4,6 +4,11 @@ shell=true runs `/bin/sh -c value`; shell=false executes `value` with
 `arguments` as its argv. stdout/stderr go to the sandbox's files. A kill
 sends SIGTERM to the process group, then SIGKILL after the grace period.
 Such tasks do not survive an agent restart (they are reported FAILED).
+
+The process runs as the task's user (task_user.py: CommandInfo.user, else
+FrameworkInfo.user; root refused unless the agent allows it), switched in
+the child before exec (setgid, supplementary groups dropped, setuid), in a
+sandbox handed to that user, with a clean environment.
 """
 
 from __future__ import annotations
@@ -17,13 +22,17 @@ from scylla_singa.contracts import ENV_TASK_ID
 from scylla_singa.mesos.api.protocol import container_status
 from .task_events import TaskContainerUp, TaskExited, TaskInvalid, TaskLaunchFailed, TaskStarting, TaskStopped
 from .task_runner import AgentTask, Emit, TaskRunner
+from .task_user import TaskUser, TaskUserError, clean_environment, hand_sandbox_to, task_user, unreachable_parent
 
 
 class ProcessRunner(TaskRunner):
-    """Runs command tasks as child processes of the agent."""
+    """Runs command tasks as child processes of the agent, each as its task's user.
 
-    def __init__(self, ip: str = "127.0.0.1") -> None:
+    `allow_root_tasks`: whether a task may run as uid 0 (the agent flag --allow-root-tasks)."""
+
+    def __init__(self, ip: str = "127.0.0.1", allow_root_tasks: bool = False) -> None:
         self.ip = ip
+        self.allow_root_tasks = allow_root_tasks
         self._procs: dict[str, asyncio.subprocess.Process] = {}
 
     async def launch(self, task: AgentTask, emit: Emit) -> None:
@@ -32,15 +41,23 @@ class ProcessRunner(TaskRunner):
         if not argv:
             emit(TaskInvalid(message="CommandInfo has no value to run"))
             return
+        try:
+            user = task_user(command, task.framework, self.allow_root_tasks)
+            _prepare_sandbox(task, user)
+        except TaskUserError as exc:
+            emit(TaskLaunchFailed(message=f"Failed to launch command: {exc}"))
+            return
         emit(TaskStarting())
         sandbox = task.sandbox
         with open(sandbox / "stdout", "ab") as out, open(sandbox / "stderr", "ab") as err:
             try:
                 proc = await asyncio.create_subprocess_exec(
                     *argv, executable=executable, cwd=sandbox, env=_env(task, command), stdout=out,
-                    stderr=err, stdin=asyncio.subprocess.DEVNULL, start_new_session=True)
+                    stderr=err, stdin=asyncio.subprocess.DEVNULL, start_new_session=True,
+                    user=user.uid, group=user.gid, extra_groups=[])
             except OSError as exc:
-                emit(TaskLaunchFailed(message=f"Failed to launch command: {exc}"))
+                emit(TaskLaunchFailed(message=f"Failed to launch command as user {user.name} "
+                                              f"(uid {user.uid}): {exc}"))
                 return
         task.handle = proc
         task.pid = proc.pid
@@ -81,14 +98,22 @@ def _argv(command: dict[str, Any]) -> tuple[list[str], str | None]:
 
 
 def _env(task: AgentTask, command: dict[str, Any]) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update({ENV_TASK_ID: task.task_id, "MESOS_FRAMEWORK_ID": task.framework_id,
-                "MESOS_AGENT_ID": task.agent_id,
-                "MESOS_SANDBOX": str(task.sandbox), "MESOS_DIRECTORY": str(task.sandbox)})
-    for var in (command.get("environment") or {}).get("variables") or []:
-        if isinstance(var, dict) and var.get("name"):
-            env[var["name"]] = str(var.get("value", ""))
-    return env
+    return clean_environment(command, {ENV_TASK_ID: task.task_id, "MESOS_FRAMEWORK_ID": task.framework_id,
+                                       "MESOS_AGENT_ID": task.agent_id, "MESOS_SANDBOX": str(task.sandbox),
+                                       "MESOS_DIRECTORY": str(task.sandbox)})
+
+
+def _prepare_sandbox(task: AgentTask, user: TaskUser) -> None:
+    """Hand the sandbox to the task's user (a task group's run directory too: its tasks live inside it) and
+    check the user can reach it; TaskUserError says which directory stops it."""
+    sandbox = task.sandbox
+    group_run = sandbox.parent.parent if task.group is not None and sandbox.parent.name == "tasks" else None
+    hand_sandbox_to(sandbox, user, up_to=group_run)
+    blocked = unreachable_parent(sandbox, user)
+    if blocked is not None:
+        raise TaskUserError(f"user {user.name} (uid {user.uid}) cannot reach its sandbox {sandbox}: {blocked} is "
+                            "not searchable by it (make the agent's work dir and the directories above it "
+                            "mode 0711 or wider)")
 
 
 def _signal(proc: asyncio.subprocess.Process, sig: int) -> None:

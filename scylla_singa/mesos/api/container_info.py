@@ -22,6 +22,7 @@ image again. APPC images are refused.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .resources import Resources
@@ -107,13 +108,32 @@ def check_parameter(p: Any) -> tuple[str, str]:
     if key not in ALLOWED_PARAMETERS:
         raise SpecError(f"docker parameter {key!r} is refused (it widens privileges or is not supported); "
                         f"allowed: {', '.join(ALLOWED_PARAMETERS)}")
-    if key == "user" and val.split(":")[0] in ("", "0", "root"):
-        raise SpecError(f"docker parameter user={val!r} is refused: containers run as a non-root user")
+    if key == "user":
+        check_docker_user(val)
     if key in ("label", "env") and "=" not in val:
         raise SpecError(f"docker parameter {key}={val!r} must be NAME=VALUE")
     if key == "ulimit":
         parse_ulimit(val)
     return key, val
+
+
+def numeric_uid(user: str) -> int | None:
+    """The uid a user string names by number, however it is spelled ("0", "00", "+0", "-0", "0000:0" are all 0);
+    None when its user part is a name. Docker and the kernel read a number with leading zeros or a plus sign
+    as that number, so a check on the text alone ("0", "root") lets uid 0 through."""
+    part = user.split(":", 1)[0].strip()
+    return int(part) if re.fullmatch(r"[+-]?[0-9]+", part) else None
+
+
+def check_docker_user(user: str) -> None:
+    """Refuse a docker `user` value that is root in any spelling; a name other than root is resolved later,
+    by the agent, against the image's /etc/passwd (mesos/agent/image_user.py)."""
+    name = user.split(":", 1)[0].strip()
+    if not name:
+        raise SpecError(f"docker parameter user={user!r} names no user: give a non-root uid or user name")
+    if name == "root" or numeric_uid(user) == 0:
+        raise SpecError(f"docker parameter user={user!r} is refused: it is uid 0 (root); "
+                        "containers run as a non-root user")
 
 
 def parse_ulimit(val: str) -> tuple[str, int, int]:

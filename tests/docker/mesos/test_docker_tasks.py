@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
 import uuid
 from collections.abc import Iterator
@@ -11,6 +12,7 @@ import docker
 import pytest
 import requests
 
+from scylla_singa.common.home import scylla_home
 from scylla_singa.common.waiting import wait_until
 from scylla_singa.mesos.api.container_info import SANDBOX_MOUNT
 from scylla_singa.mesos.embedded import EmbeddedMesos
@@ -110,8 +112,12 @@ def test_a_custom_executor_in_a_docker_container_runs_and_shuts_down(mesos, fw, 
     agent's /api/v1/executor), gets its task, and ends on SHUTDOWN; its container is removed."""
     offer = fw.take_offer(cpus=1, mem=256)
     executor_id = f"in-docker-{uuid.uuid4().hex[:6]}"
+    # the agent fetches local files only from its fetcher roots (by default the jobs root)
+    script = scylla_home() / "jobs" / executor_id / "v1_executor.py"
+    script.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(v1_executor.__file__, script)
     executor = {"type": "CUSTOM", "executor_id": {"value": executor_id},
-                "command": {"value": "python3 v1_executor.py", "uris": [{"value": v1_executor.__file__}],
+                "command": {"value": "python3 v1_executor.py", "uris": [{"value": str(script)}],
                             "environment": {"variables": [{"name": "EXECUTOR_OUTPUT_DIR", "value": "/tmp"}]}},
                 # The sandbox is root's and 0750, as Apache Mesos makes it: the executor (the image's non-root
                 # user) reads its fetched script as a member of group 0, the arbitrary-uid convention.
@@ -141,6 +147,7 @@ def test_a_custom_executor_in_a_docker_container_runs_and_shuts_down(mesos, fw, 
     assert shutdown.status_code == 202, shutdown.text
     fw.sched.wait(lambda: not _containers(docker_client, f"executor:{executor_id}"), timeout=30,
                   what="the executor's container to end and be removed")
+    shutil.rmtree(script.parent)
 
 
 def test_nonzero_exit_fails_the_task(fw) -> None:

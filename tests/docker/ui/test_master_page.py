@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 
 import pytest
@@ -19,10 +22,16 @@ AGENTS = [AgentSpec(hostname="node-a", attributes="rack:r1", resources="cpus:4;m
 
 
 @pytest.fixture
-def mesos(tmp_path) -> Iterator[EmbeddedMesos]:
-    with EmbeddedMesos(AGENTS, use_docker=False, work_dir=tmp_path / "mesos", allocation_interval=0.2,
-                       master_routes=[master_page.routes]) as m:
-        yield m
+def mesos() -> Iterator[EmbeddedMesos]:
+    # searchable by every user: the agent runs the task as FrameworkInfo.user ("nobody"), who must reach it
+    work = tempfile.mkdtemp(prefix="scylla-ui-")
+    os.chmod(work, 0o711)
+    try:
+        with EmbeddedMesos(AGENTS, use_docker=False, work_dir=work, allocation_interval=0.2,
+                           master_routes=[master_page.routes]) as m:
+            yield m
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 @pytest.fixture

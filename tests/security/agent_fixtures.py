@@ -1,0 +1,115 @@
+"""Real agents for the task-user, files and volume attacks: an EmbeddedMesos whose agents run real processes.
+
+Imported by test_task_users.py, test_agent_files.py and test_volumes.py (not a conftest: the security suite's
+conftest is shared by every part of issue 14).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+
+from scylla_singa.mesos.embedded import EmbeddedMesos
+from tests.support.mesos_framework import TestFramework, task_info
+
+NOBODY_UID = 65534
+
+
+@pytest.fixture
+def process_cluster(tmp_path, monkeypatch) -> Iterator[EmbeddedMesos]:
+    """One master and one agent running process tasks (no Docker). Its work dir is searchable by every user
+    (0711, as /var/lib/mesos is): tasks run as FrameworkInfo.user and must reach their sandboxes."""
+    monkeypatch.setenv("SCYLLA_HOME", str(tmp_path / "home"))
+    work = tempfile.mkdtemp(prefix="scylla-sec-agent-")
+    os.chmod(work, 0o711)
+    m = EmbeddedMesos(1, simulate=False, use_docker=False, work_dir=work, allocation_interval=0.2,
+                      retry_interval=0.5)
+    m.start()
+    try:
+        yield m
+    finally:
+        m.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.fixture
+def frameworks() -> Iterator[Any]:
+    """`frameworks(master, user=...)`: TestFrameworks, each stopped at the end."""
+    made: list[TestFramework] = []
+
+    def make(master: str, **kw: Any) -> TestFramework:
+        f = TestFramework(master, **kw)
+        made.append(f)
+        return f.start()
+    yield make
+    for f in made:
+        f.stop()
+
+
+def run_task(fw: TestFramework, command: str, *, user: str | None = None, uris: list[dict] | None = None,
+             env: dict[str, str] | None = None, timeout: float = 30.0) -> dict[str, Any]:
+    """Launch one command task on the next offer and wait for its end; its last status."""
+    offer = fw.take_offer()
+    task = task_info(offer["agent_id"], command=command, uris=uris, env=env)
+    if user is not None:
+        task["command"]["user"] = user
+    fw.launch(offer, [task])
+    return fw.wait_state(task["task_id"]["value"], ("TASK_FINISHED", "TASK_FAILED", "TASK_ERROR", "TASK_KILLED"),
+                         timeout=timeout)
+
+
+def sandbox_of(agent_address: str, task_id: str) -> str:
+    """The task's sandbox directory, as the agent's /state says."""
+    state = requests.get(f"http://{agent_address}/state", timeout=10).json()
+    for group in ("frameworks", "completed_frameworks"):
+        for fw in state[group]:
+            for ex in fw["executors"] + fw["completed_executors"]:
+                if ex["id"] == task_id:
+                    return ex["directory"]
+    raise AssertionError(f"task {task_id} not in the agent's /state")
+
+
+def task_stdout(m: EmbeddedMesos, status: dict[str, Any]) -> str:
+    with open(os.path.join(sandbox_of(m.agent_addresses[0], status["task_id"]["value"]), "stdout")) as f:
+        return f.read()
+
+
+@pytest.fixture
+def docker_cluster(tmp_path, monkeypatch) -> Iterator[EmbeddedMesos]:
+    """One master and one agent on the real Docker engine; its allowed host paths: $SCYLLA_HOME/jobs."""
+    import docker
+
+    monkeypatch.setenv("SCYLLA_HOME", str(tmp_path / "home"))
+    jobs = tmp_path / "home" / "jobs"
+    jobs.mkdir(parents=True)
+    client = docker.from_env(timeout=120)
+    m = EmbeddedMesos([{"resources": "cpus:4;mem:4096;ports:[31000-31100]"}], docker_client=client,
+                      allowed_host_paths=[jobs], allocation_interval=0.2, retry_interval=0.5)
+    m.start()
+    try:
+        yield m
+    finally:
+        m.stop()
+
+
+def run_container_task(fw: TestFramework, image: str, command: str, *, params: list[dict] | None = None,
+                       volumes: list[dict] | None = None, labels: dict[str, str] | None = None,
+                       timeout: float = 60.0) -> dict[str, Any]:
+    """Launch one DOCKER task on the next offer and wait for its end; its last status."""
+    offer = fw.take_offer()
+    task = task_info(offer["agent_id"], command=command, image=image)
+    if params:
+        task["container"]["docker"]["parameters"] = params
+    if volumes:
+        task["container"]["volumes"] = volumes
+    if labels:
+        task["labels"] = {"labels": [{"key": k, "value": v} for k, v in labels.items()]}
+    fw.launch(offer, [task])
+    return fw.wait_state(task["task_id"]["value"], ("TASK_FINISHED", "TASK_FAILED", "TASK_ERROR", "TASK_KILLED"),
+                         timeout=timeout)
