@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,12 @@ API = "/api/v1/scheduler"
 JSON = "application/json"
 PROTOBUF = "application/x-protobuf"
 AGENT_CPUS = 4.0
+# Every master here is secure, as by default; the corpus comes from an authenticated framework (the worse case:
+# a buggy or hostile framework holding valid credentials).
+SECRET = secrets.token_urlsafe(24)
+CREDENTIALS = {"scylla": SECRET}
+HTTP = requests.Session()
+HTTP.auth = ("scylla", SECRET)
 
 
 # ---- the master, shared by the corpus --------------------------------------------------------------
@@ -51,7 +58,7 @@ def mesos(tmp_path_factory) -> Iterator[EmbeddedMesos]:
     """One master with one simulated agent (4 cpus) and the web UI's routes, for the whole corpus."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("SCYLLA_HOME", str(tmp_path_factory.mktemp("home")))
-        m = EmbeddedMesos(1, simulate=True, allocation_interval=0.1, retry_interval=0.5, heartbeat_interval=1.0,
+        m = EmbeddedMesos(1, simulate=True, credentials=CREDENTIALS, allocation_interval=0.1, retry_interval=0.5, heartbeat_interval=1.0,
                           work_dir=tmp_path_factory.mktemp("mesos"), master_routes=(master_page.routes,))
         m.start()
         try:
@@ -74,12 +81,12 @@ def assert_views_serve(address: str) -> dict[str, Any]:
     base = f"http://{address}"
     documents = {}
     for path in ("/master/state", "/state-summary", "/master/frameworks", "/metrics/snapshot", "/ui/state"):
-        r = requests.get(base + path, timeout=10)
+        r = HTTP.get(base + path, timeout=10)
         assert r.status_code == 200, f"{path}: {r.status_code} {r.text[:300]}"
         documents[path] = strict_json(r.text)
-    prometheus = requests.get(base + "/metrics", timeout=10)
+    prometheus = HTTP.get(base + "/metrics", timeout=10)
     assert prometheus.status_code == 200 and "master_" in prometheus.text, prometheus.text[:300]
-    operator = requests.post(base + "/api/v1", json={"type": "GET_STATE"}, timeout=10)
+    operator = HTTP.post(base + "/api/v1", json={"type": "GET_STATE"}, timeout=10)
     assert operator.status_code == 200, operator.text[:300]
     strict_json(operator.text)
     return documents["/master/state"]
@@ -342,14 +349,14 @@ def send(address: str, case: Case, body: Body, stream_id: str | None) -> request
                 else json.dumps(body).encode())
     else:
         data = body
-    return requests.post(f"http://{address}{API}", data=data, headers=headers, timeout=30)
+    return HTTP.post(f"http://{address}{API}", data=data, headers=headers, timeout=30)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_a_malformed_call_is_refused_and_loses_nothing(mesos, case: Case) -> None:
     """The attack: one malformed call, hoping for a 500, a leaked offer or a poisoned view (see module doc)."""
     address = mesos.master_address
-    sub = SchedulerStream(address, info(name=case.name))
+    sub = SchedulerStream(address, auth=HTTP.auth, framework_info=info(name=case.name))
     try:
         offer = next_whole_offer(sub)
         target = Target(sub.framework_id, offer["id"]["value"], offer["agent_id"]["value"])
@@ -384,7 +391,7 @@ def test_nothing_poisoned_survives_a_restart(mesos) -> None:
     for case in (c for c in CASES if c.subscribe):
         answer = send(address, case, case.make(Target("", "", "")), None)
         assert answer.status_code == case.status and case.text in answer.text, (case.name, answer.text)
-    good = SchedulerStream(address, info(name="survivor", failover_timeout=300,
+    good = SchedulerStream(address, auth=HTTP.auth, framework_info=info(name="survivor", failover_timeout=300,
                                          capabilities=[{"type": "X_UNKNOWN_CAPABILITY"}]))
     assert good.framework_id
     store = Path(mesos.master_config.work_dir) / "master.json"
@@ -420,7 +427,7 @@ def test_a_master_skips_poisoned_records_in_its_store(tmp_path, monkeypatch, cap
     # Python's json writes Infinity, as a master before issue 14 did
     (work_dir / "master" / "master.json").write_text(json.dumps({"frameworks": records}))
     with caplog.at_level("ERROR", logger="scylla_singa.mesos.master.master_store"):
-        m = EmbeddedMesos(1, simulate=True, allocation_interval=0.2, retry_interval=0.5, work_dir=work_dir,
+        m = EmbeddedMesos(1, simulate=True, credentials=CREDENTIALS, allocation_interval=0.2, retry_interval=0.5, work_dir=work_dir,
                           master_routes=(master_page.routes,))
         try:
             m.start()
@@ -440,7 +447,7 @@ def test_a_store_that_is_not_json_starts_an_empty_master(tmp_path, monkeypatch) 
     (work_dir / "master").mkdir(parents=True)
     for garbage in (b"\xff{", b"[1, 2]", b'{"frameworks": 5}'):
         (work_dir / "master" / "master.json").write_bytes(garbage)
-        m = EmbeddedMesos(1, simulate=True, allocation_interval=0.2, retry_interval=0.5, work_dir=work_dir)
+        m = EmbeddedMesos(1, simulate=True, credentials=CREDENTIALS, allocation_interval=0.2, retry_interval=0.5, work_dir=work_dir)
         try:
             m.start()
             assert assert_views_serve_without_ui(m.master_address)["frameworks"] == []
@@ -451,7 +458,7 @@ def test_a_store_that_is_not_json_starts_an_empty_master(tmp_path, monkeypatch) 
 def assert_views_serve_without_ui(address: str) -> dict[str, Any]:
     """/master/state and /master/frameworks serve strict JSON (a master without the UI's routes)."""
     for path in ("/master/frameworks", "/state-summary", "/metrics/snapshot"):
-        r = requests.get(f"http://{address}{path}", timeout=10)
+        r = HTTP.get(f"http://{address}{path}", timeout=10)
         assert r.status_code == 200, (path, r.text[:300])
         strict_json(r.text)
-    return strict_json(requests.get(f"http://{address}/master/state", timeout=10).text)
+    return strict_json(HTTP.get(f"http://{address}/master/state", timeout=10).text)

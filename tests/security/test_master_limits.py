@@ -27,7 +27,8 @@ def master(tmp_path, monkeypatch) -> Iterator[Any]:
 
     def make(agents: int = 1, credentials: dict[str, str] | None = None, **limits: Any) -> EmbeddedMesos:
         m = EmbeddedMesos(agents, simulate=True, allocation_interval=0.2, retry_interval=0.5,
-                          heartbeat_interval=1.0, credentials=credentials, work_dir=tmp_path / f"mesos{len(made)}")
+                          heartbeat_interval=1.0, credentials=credentials, work_dir=tmp_path / f"mesos{len(made)}",
+                          insecure=credentials is None)   # no credentials: the per-address caps of an insecure master
         for name, value in limits.items():
             assert hasattr(m.master_config, name), name
             setattr(m.master_config, name, value)

@@ -20,12 +20,14 @@ API = "/api/v1/scheduler"
 class SchedulerStream:
     """One subscription: `framework_id` and `stream_id` once SUBSCRIBED (None when refused: see `answer`)."""
 
-    def __init__(self, master: str, framework_info: dict[str, Any], timeout: float = 10.0) -> None:
+    def __init__(self, master: str, framework_info: dict[str, Any], timeout: float = 10.0,
+                 auth: tuple[str, str] | None = None) -> None:
         self.master = master
+        self.auth = auth   # (principal, secret) for a secure master
         body: dict[str, Any] = {"type": "SUBSCRIBE", "subscribe": {"framework_info": framework_info}}
         if "id" in framework_info:   # a re-subscription names its framework at the top as well
             body["framework_id"] = framework_info["id"]
-        self.answer = requests.post(f"http://{master}{API}", json=body, stream=True, timeout=timeout)
+        self.answer = requests.post(f"http://{master}{API}", json=body, stream=True, timeout=timeout, auth=auth)
         self.stream_id = self.answer.headers.get("Mesos-Stream-Id")
         self.framework_id: str | None = None
         self._decoder = Decoder()
@@ -50,7 +52,7 @@ class SchedulerStream:
         raise AssertionError(f"no {kind} event in {limit} events")
 
     def call(self, body: dict[str, Any]) -> requests.Response:
-        return requests.post(f"http://{self.master}{API}", json=body, timeout=10,
+        return requests.post(f"http://{self.master}{API}", json=body, timeout=10, auth=self.auth,
                              headers={"Mesos-Stream-Id": self.stream_id or ""})
 
     def teardown(self) -> None:
