@@ -10,7 +10,7 @@ With one process there are no sockets at all.
 
 Environment: SCYLLA_JOB_ID (the "job" of every report; default: the
 cluster file's job, else job.conf's name), SCYLLA_PROC_ID (default for
--procs_id), SCYLLA_PROGRESS_URL, SCYLLA_WEBHDFS_URL and HADOOP_USER_NAME
+-procs_id), SCYLLA_PROGRESS_URL with SCYLLA_PROGRESS_TOKEN, SCYLLA_WEBHDFS_URL and HADOOP_USER_NAME
 (hdfs:// workspaces), SCYLLA_PEER_TIMEOUT (s, default 30),
 SCYLLA_STARTUP_TIMEOUT (s, default 120), SCYLLA_HEARTBEAT_INTERVAL (s, default 1).
 
@@ -36,11 +36,12 @@ from dataclasses import dataclass  # noqa: E402
 import numpy as np  # noqa: E402
 
 from scylla_singa.common.transition_table import InstructionDispatch  # noqa: E402
-from scylla_singa.contracts import ENV_JOB_ID, ENV_PROC_ID, ENV_PROGRESS_URL, ENV_TASK_ID  # noqa: E402
+from scylla_singa.contracts import (ENV_JOB_ID, ENV_PROC_ID, ENV_PROGRESS_TOKEN, ENV_PROGRESS_URL,  # noqa: E402
+                                    ENV_TASK_ID)
 from scylla_singa.contracts import ENV_WEBHDFS_URL  # noqa: E402
 from scylla_singa.jobconf import JobConfError  # noqa: E402
 from . import data as data_mod  # noqa: E402
-from .checkpoint import (CKPT_RE, LocalStore, MARKER_RE, Store, StoreError, WebHdfsStore, checkpoint_name,
+from .checkpoint import (CKPT_RE, LocalStore, MARKER_RE, Store, JobStoreError, WebHdfsStore, checkpoint_name,
                          encode_checkpoint, load_slice, marker_name, open_store, resumable_steps)
 from .cluster_file import ClusterFile, load_cluster  # noqa: E402
 from .machine_events import (CheckpointWritten, Exit, Log, ProcReceived, ProcRunLocal, ProcStarted, ProcTick,
@@ -298,7 +299,7 @@ def write_checkpoint(store: Store, proc: int, ins: WriteCheckpoint, signature: l
     try:
         store.write_atomic(checkpoint_name(ins.step, proc), encode_checkpoint(ins.step, proc, ins.slices, signature))
         return CheckpointWritten(ins.step, True)
-    except (StoreError, OSError) as exc:
+    except (JobStoreError, OSError) as exc:
         return CheckpointWritten(ins.step, False, str(exc))
 
 
@@ -307,7 +308,7 @@ def write_marker(store: Store, step: int) -> str:
     try:
         store.write_atomic(marker_name(step), f'{{"step": {step}}}\n'.encode())
         return ""
-    except (StoreError, OSError) as exc:
+    except (JobStoreError, OSError) as exc:
         return f"checkpoint step {step}: cannot write its marker: {exc}"
 
 
@@ -331,7 +332,8 @@ def run(args: argparse.Namespace) -> int:
     where = f"listening on port {setup.cluster.procs[proc].port}" if transport else "single process"
     log(f"job {setup.job_id}: process {proc} of {spec.nprocs} hosts workers {list(me.workers)} and servers "
         f"{list(me.servers)}; {where}; workspace {setup.store.describe()}")
-    sink = ProgressSink(os.environ.get(ENV_PROGRESS_URL), task=os.environ.get(ENV_TASK_ID))
+    sink = ProgressSink(os.environ.get(ENV_PROGRESS_URL), task=os.environ.get(ENV_TASK_ID),
+                        token=os.environ.get(ENV_PROGRESS_TOKEN))
     machine = ProcessMachine(setup.config, owner, make)
     code = EXIT_OTHER
     try:
@@ -363,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     except PeerError as exc:
         log(str(exc))
         return EXIT_PEER
-    except StoreError as exc:
+    except JobStoreError as exc:
         log(f"checkpoint store: {exc}")
         return EXIT_OTHER
     except _Terminated:
