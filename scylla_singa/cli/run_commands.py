@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from scylla_singa.cluster.state import local_cluster
-from scylla_singa.common.home import allowed_roots, scylla_home
+from scylla_singa.common.home import allowed_roots, home_refusal, scylla_home
 from scylla_singa.contracts import DEFAULT_COMMAND
 from scylla_singa.framework.log_routing import framework_log_file, route_logs
 from scylla_singa.framework.mesos_http import MesosHttp, MesosHttpError
@@ -159,8 +159,10 @@ def _store() -> JobStore:
     """The framework store, or a clear error when it cannot be read (it is its owner's only)."""
     try:
         return JobStore(scylla_home() / "framework.sqlite")
-    except (JobStoreError, OSError) as exc:
+    except JobStoreError as exc:
         raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(home_refusal(exc)) from None
 
 
 def _one_job(store: JobStore, prefix: str) -> str:

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from scylla_singa.common.home import scylla_home
+from scylla_singa.common.home import home_refusal, scylla_home
 from scylla_singa.framework.api_auth import LOGIN_PARAM
 from scylla_singa.framework.control_token import ControlTokenError, read_control_token
 from scylla_singa.framework.store import JobStore, JobStoreError
@@ -28,12 +28,14 @@ def ui() -> None:
     drops it from the address. It is printed only to a user who can read
     the token file (the one who runs the framework).
     """
-    home = scylla_home()
-    path = home / "framework.sqlite"
     try:
+        home = scylla_home()
+        path = home / "framework.sqlite"
         views = running_views(JobStore(path)) if path.exists() else []
     except JobStoreError as exc:
         raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(home_refusal(exc)) from None
     if not views:
         click.echo(f"no running scylla-singa on this machine (SCYLLA_HOME={home}); "
                    "`scylla-singa run` prints its job view address when it starts", err=True)

@@ -41,7 +41,7 @@ from scylla_singa.contracts import (ENV_JOB_ID, ENV_PROC_ID, ENV_PROGRESS_TOKEN,
 from scylla_singa.contracts import ENV_WEBHDFS_URL  # noqa: E402
 from scylla_singa.jobconf import JobConfError  # noqa: E402
 from . import data as data_mod  # noqa: E402
-from .checkpoint import (CKPT_RE, LocalStore, MARKER_RE, Store, JobStoreError, WebHdfsStore, checkpoint_name,
+from .checkpoint import (CKPT_RE, LocalStore, MARKER_RE, Store, StoreError, WebHdfsStore, checkpoint_name,
                          encode_checkpoint, load_slice, marker_name, open_store, resumable_steps)
 from .cluster_file import ClusterFile, load_cluster  # noqa: E402
 from .machine_events import (CheckpointWritten, Exit, Log, ProcReceived, ProcRunLocal, ProcStarted, ProcTick,
@@ -299,7 +299,7 @@ def write_checkpoint(store: Store, proc: int, ins: WriteCheckpoint, signature: l
     try:
         store.write_atomic(checkpoint_name(ins.step, proc), encode_checkpoint(ins.step, proc, ins.slices, signature))
         return CheckpointWritten(ins.step, True)
-    except (JobStoreError, OSError) as exc:
+    except (StoreError, OSError) as exc:
         return CheckpointWritten(ins.step, False, str(exc))
 
 
@@ -308,7 +308,7 @@ def write_marker(store: Store, step: int) -> str:
     try:
         store.write_atomic(marker_name(step), f'{{"step": {step}}}\n'.encode())
         return ""
-    except (JobStoreError, OSError) as exc:
+    except (StoreError, OSError) as exc:
         return f"checkpoint step {step}: cannot write its marker: {exc}"
 
 
@@ -365,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     except PeerError as exc:
         log(str(exc))
         return EXIT_PEER
-    except JobStoreError as exc:
+    except StoreError as exc:
         log(f"checkpoint store: {exc}")
         return EXIT_OTHER
     except _Terminated:

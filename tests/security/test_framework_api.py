@@ -10,7 +10,10 @@ job's token where it must not be.
 from __future__ import annotations
 
 import json
+import os
 import signal
+import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,12 +26,13 @@ from scylla_singa.common.waiting import wait_until
 from scylla_singa.contracts import ENV_PROGRESS_TOKEN
 from scylla_singa.framework.api_auth import CONTROL_COOKIE
 from scylla_singa.framework.api_server import ApiServer
+from scylla_singa.framework.control_token import ensure_control_token
 from scylla_singa.framework.progress_book import ProgressBook
 from scylla_singa.framework.progress_report import PROGRESS_BODY_LIMIT
 from scylla_singa.framework.store import JobStore
 from scylla_singa.swarm.overlays import ensure_swarm
 from scylla_singa.ui import job_view
-from tests.support.scylla_cli import REPO, ScyllaCli, last_json
+from tests.support.scylla_cli import CLI, REPO, ScyllaCli, last_json
 
 CONTROL = "control-token-for-the-test-0123456789"
 TOKENS = {"job-a": "progress-token-of-a-0123456789", "job-b": "progress-token-of-b-0123456789"}
@@ -194,6 +198,45 @@ def test_a_browser_signs_in_once_and_the_token_leaves_the_address(api: Api) -> N
 def test_health_is_open_and_reveals_nothing(api: Api) -> None:
     resp = requests.get(f"{api.url}/health", timeout=10)
     assert resp.status_code == 200 and resp.json() == {"ok": True}
+
+
+# ---- the commands that read the store and the token --------------------------------------
+
+@pytest.fixture
+def root_home() -> Iterator[Path]:
+    """A SCYLLA_HOME as root's framework leaves it, in a directory other users can reach (pytest's is 0700)."""
+    with tempfile.TemporaryDirectory(prefix="scylla-sec-fwapi-") as tmp:
+        home = Path(tmp) / "home"
+        JobStore(home / "framework.sqlite").new_progress_token("j")
+        ensure_control_token(home)
+        for path in (Path(tmp), home):
+            path.chmod(0o755)
+        yield home
+
+
+def as_nobody(home: Path, *command: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *CLI, *command],
+                          env={**os.environ, "SCYLLA_HOME": str(home)}, cwd="/", capture_output=True, text=True,
+                          timeout=60)
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to run the commands as another user (nobody)")
+@pytest.mark.parametrize("command", [["jobs"], ["status", "j"], ["logs", "j"], ["kill", "j"], ["ui"]])
+def test_another_local_user_cannot_read_jobs_or_tokens_and_is_told_why(root_home: Path, command) -> None:
+    """Attack: a local user other than the framework's reads the store (every job's progress token is in it)
+    or the control token through the commands. They are refused with what, where and how to fix, no traceback."""
+    r = as_nobody(root_home, *command)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert f"cannot open the framework store {root_home}/framework.sqlite" in r.stderr
+    assert "run this command as that user" in r.stderr
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to run the commands as another user (nobody)")
+def test_a_home_another_user_cannot_reach_is_a_clear_error(root_home: Path) -> None:
+    root_home.chmod(0o700)
+    r = as_nobody(root_home / "sub", "jobs")
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert f"cannot use SCYLLA_HOME={root_home}/sub (Permission denied)" in r.stderr
 
 
 # ---- the whole framework: where the token travels ------------------------------------------
