@@ -92,11 +92,12 @@ class ApiServer:
         job it names (403); only then is it handed on. Never slower than reading 64 KiB."""
         given = bearer(request.headers.get("Authorization"))
         if given is None:
-            return refusal(401, "POST /progress needs `Authorization: Bearer <token>` with the progress token of "
-                                "the job it reports for (its containers have it in $SCYLLA_PROGRESS_TOKEN)")
-        body = await request.content.read(PROGRESS_BODY_LIMIT + 1)
-        if len(body) > PROGRESS_BODY_LIMIT:
-            return refusal(413, f"bad progress: the body is over {PROGRESS_BODY_LIMIT} bytes")
+            return unread_body_refusal(401, "POST /progress needs `Authorization: Bearer <token>` with the progress "
+                                            "token of the job it reports for (its containers have it in "
+                                            "$SCYLLA_PROGRESS_TOKEN)")
+        body = await read_at_most(request, PROGRESS_BODY_LIMIT)
+        if body is None:
+            return unread_body_refusal(413, f"bad progress: the body is over {PROGRESS_BODY_LIMIT} bytes")
         try:
             p = decode_progress(body)
         except BadProgress as exc:
@@ -130,3 +131,27 @@ class ApiServer:
 
     async def _health(self, request: web.Request) -> web.Response:
         return web.json_response({"ok": True})
+
+
+async def read_at_most(request: web.Request, limit: int) -> bytes | None:
+    """The request's body, or None as soon as it is over `limit` bytes (the rest is never read).
+
+    A declared Content-Length over the limit is refused before reading; a
+    chunked body is read piece by piece (one read may return less than asked).
+    """
+    if request.content_length is not None and request.content_length > limit:
+        return None
+    chunks, size = [], 0
+    while chunk := await request.content.read(limit + 1 - size):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return None
+    return b"".join(chunks)
+
+
+def unread_body_refusal(status: int, message: str) -> web.Response:
+    """A refusal that closes the connection: the rest of the body is never read (nor drained for keep-alive)."""
+    resp = refusal(status, message)
+    resp.force_close()
+    return resp

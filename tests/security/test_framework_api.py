@@ -145,6 +145,21 @@ def test_an_oversized_or_malformed_report_is_refused_and_nothing_is_stored(api: 
     assert api.store._db().execute("SELECT count(*) FROM progress").fetchone()[0] == 0
 
 
+def test_a_report_sent_in_small_chunks_is_read_whole_and_a_long_chunked_one_is_cut_off(api: Api) -> None:
+    """A body without Content-Length (chunked) is read to its end when small, and refused once over the bound
+    without the rest being read (a sender cannot make the framework buffer an endless body)."""
+    report = json.dumps({**REPORT, "note": "n" * 200}).encode()
+    pieces = (report[i:i + 7] for i in range(0, len(report), 7))
+    ok = requests.post(f"{api.url}/progress", data=pieces, timeout=10,
+                       headers={"Authorization": f"Bearer {TOKENS['job-a']}"})
+    assert ok.status_code == 204, ok.text
+    endless = (b" " * 4096 for _ in range(100))   # 400 KiB of whitespace, chunked
+    cut = requests.post(f"{api.url}/progress", data=endless, timeout=10,
+                        headers={"Authorization": f"Bearer {TOKENS['job-a']}"})
+    assert cut.status_code == 413 and "over 65536 bytes" in cut.text
+    assert [p["step"] for p in api.stored()] == [100]
+
+
 # ---- everything else needs the control token -------------------------------------------
 
 READ_ROUTES = ["/api/jobs", "/api/jobs/job-a", "/", "/ui/api/jobs", "/ui/api/jobs/job-a", "/ui/log",
