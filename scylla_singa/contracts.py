@@ -80,6 +80,10 @@ TASK_CLUSTER_FILE = f"{JOB_FILES_DIR}/{CLUSTER_FILE}"
 ENV_JOB_ID = "SCYLLA_JOB_ID"
 ENV_PROC_ID = "SCYLLA_PROC_ID"
 ENV_PROGRESS_URL = "SCYLLA_PROGRESS_URL"   # optional: where the runtime POSTs its progress
+# With SCYLLA_PROGRESS_URL: the job's own secret, sent as `Authorization: Bearer <token>` with each POST. In the
+# environment only (never on a command line, never printed): the framework takes a report only with the token
+# of the job it names.
+ENV_PROGRESS_TOKEN = "SCYLLA_PROGRESS_TOKEN"
 ENV_WEBHDFS_URL = "SCYLLA_WEBHDFS_URL"     # optional: for hdfs:// workspaces
 ENV_TASK_ID = "MESOS_TASK_ID"             # Mesos never sets it itself: the framework does
 ENV_ZK_HOSTS = "SCYLLA_ZK_HOSTS"          # real SINGA, > 1 process: the ZooKeeper its processes meet in

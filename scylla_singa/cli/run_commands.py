@@ -20,14 +20,15 @@ from rich.console import Console
 from rich.table import Table
 
 from scylla_singa.cluster.state import local_cluster
-from scylla_singa.common.home import allowed_roots, scylla_home
+from scylla_singa.common.home import allowed_roots, home_refusal, scylla_home
 from scylla_singa.contracts import DEFAULT_COMMAND
 from scylla_singa.framework.credential_source import find_credential
 from scylla_singa.framework.log_routing import framework_log_file, route_logs
 from scylla_singa.framework.mesos_http import MesosHttp, MesosHttpError
 from scylla_singa.framework.runtime_kind import AUTO, RUNTIME_CHOICES
 from scylla_singa.framework.session import RunOptions, SessionWiring, UsageError, job_summary, resume_jobs, run_jobs
-from scylla_singa.framework.store import JobStore
+from scylla_singa.framework.control_token import ControlTokenError, read_control_token
+from scylla_singa.framework.store import JobStore, JobStoreError
 from scylla_singa.mesos.api.credentials import Credential, CredentialsError, credential_json, write_private
 from scylla_singa.mesos.embedded import AgentSpec, EmbeddedMesos
 from scylla_singa.placement.policy import builtin_policy_names
@@ -181,7 +182,13 @@ def resume(job: str | None, **kw) -> None:
 
 
 def _store() -> JobStore:
-    return JobStore(scylla_home() / "framework.sqlite")
+    """The framework store, or a clear error when it cannot be read (it is its owner's only)."""
+    try:
+        return JobStore(scylla_home() / "framework.sqlite")
+    except JobStoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(home_refusal(exc)) from None
 
 
 def _one_job(store: JobStore, prefix: str) -> str:
@@ -258,12 +265,14 @@ def kill(job: str) -> None:
     job_id = _one_job(store, job)
     fid = next((f for j, _, f, _ in store.jobs() if j == job_id), None)
     api = store.get_meta(f"api:{fid}")
-    token_file = scylla_home() / "control.token"
-    if not api or not token_file.exists():
+    if not api:
         raise click.ClickException(f"no scylla-singa process is known to run {job_id}")
     try:
-        resp = requests.post(f"{api}/api/jobs/{job_id}/kill", timeout=10,
-                             headers={"Authorization": f"Bearer {token_file.read_text().strip()}"})
+        token = read_control_token(scylla_home())
+    except ControlTokenError as exc:
+        raise click.ClickException(f"cannot kill {job_id}: {exc}") from None
+    try:
+        resp = requests.post(f"{api}/api/jobs/{job_id}/kill", timeout=10, headers={"Authorization": f"Bearer {token}"})
     except requests.RequestException:
         raise click.ClickException(f"the scylla-singa process running {job_id} does not answer at {api}; "
                                    "if it crashed, `scylla-singa resume` it first") from None

@@ -30,3 +30,9 @@ def allowed_roots() -> tuple[Path, ...]:
     if raw:
         return tuple(Path(p) for p in raw.split(":") if p)
     return (jobs_root(),)
+
+
+def home_refusal(exc: OSError) -> str:
+    """What to tell a user whose command cannot reach $SCYLLA_HOME (it belongs to the framework's user)."""
+    return (f"cannot use SCYLLA_HOME={home_path()} ({exc.strerror or exc}): it belongs to the user who runs the "
+            "framework (root, as a rule); run this command as that user, or set SCYLLA_HOME to a directory of yours")

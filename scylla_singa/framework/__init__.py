@@ -12,9 +12,12 @@ In the order a job goes through it:
     shell          FrameworkShell: pymesos callbacks in, driver/Docker/delivery calls out
     mesos_http     what the framework reads from Mesos's operator endpoints (sizes, sandboxes, logs)
     results        FINAL lines and a failed process's last log lines
+    progress_report one progress report from the network, every field typed and bounded
     progress_book  the runtime's progress reports, summarised per job
+    api_auth       who may call the API: each job's progress token, the framework's control token
+    control_token  the control token's file: made by `run`, read by the commands that call the API
     api_server     the HTTP endpoint: progress intake, /api/jobs, kill (job view routes added by the caller)
-    store          the durable memory: framework id, jobs, progress (SQLite)
+    store          the durable memory: framework id, jobs, progress, progress tokens (SQLite, owner only)
     display        the terminal's live progress bars
     session        `run`/`resume`: everything wired together, given a SessionWiring from the command line
 """

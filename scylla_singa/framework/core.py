@@ -109,7 +109,7 @@ class FrameworkCore:
         spec = e.spec
         plan = plan_job(parse_job_text(spec.conf_text, spec.conf_path), spec.plan_options)
         self.policy(spec.policy)
-        job = Job(spec, plan)
+        job = Job(spec, plan, progress_token=e.progress_token)
         job.history.append((self.now, S.PREPARING.value, "submitted"))
         self.jobs[spec.job_id] = job
         return [ev.PrepareJob(spec.job_id), ev.Persist(spec.job_id)]
@@ -231,7 +231,8 @@ class FrameworkCore:
             for pid in sorted(pids):
                 tasks.append(build_task(job.spec, procs[pid], job.attempt, agent, job.artifacts, role, allocation,
                                         placed.proc_cross_mbps[pid] if offers_bw else None,
-                                        self.config.progress_url, self.config.kill_grace_s))
+                                        self.config.progress_url, self.config.kill_grace_s,
+                                        job.progress_token))
                 tid = task_id(job.job_id, pid, job.attempt)
                 job.tasks[tid] = TaskRecord(tid, pid, job.attempt, agent, offers[0].get("hostname", agent),
                                             updated_at=self.now)

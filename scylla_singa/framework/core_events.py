@@ -51,6 +51,7 @@ class Tick:
 @dataclass(frozen=True)
 class SubmitJob:
     spec: JobSpec
+    progress_token: str = field(default="", repr=False)   # the job's secret for its progress reports
 
 
 @dataclass(frozen=True)

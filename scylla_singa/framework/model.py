@@ -112,6 +112,9 @@ class Job:
     kill_deadline: float = 0.0
     history: list[tuple[float, str, str]] = field(default_factory=list)
     result: dict[str, Any] = field(default_factory=dict)
+    # The job's secret for its containers' progress reports (framework/api_auth.py): kept in the store's
+    # own table, not in the record, and never in a repr (records and events get logged).
+    progress_token: str = field(default="", repr=False)
 
     @property
     def job_id(self) -> str:

@@ -1,43 +1,18 @@
 """Training progress as the runtime reports it, summarised per job.
 
 The runtime POSTs one PROGRESS object per worker every disp_freq steps
-(docs/contracts.md). ProgressBook keeps the latest per worker and a short
-history per job, for the terminal bar, the job record and the job view.
+(docs/contracts.md), checked and bounded by progress_report. ProgressBook
+keeps the latest per worker and a short history per job, for the terminal
+bar, the job record and the job view.
 Thread-safe: the HTTP server writes, the terminal and the UI read.
 """
 
 from __future__ import annotations
 
-import math
 import threading
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
-
-REQUIRED = ("job", "step")
-
-
-class BadProgress(ValueError):
-    pass
-
-
-def parse_progress(data: Any) -> dict[str, Any]:
-    """Validate a PROGRESS object; returns it with numbers as numbers. Raises BadProgress."""
-    if not isinstance(data, dict):
-        raise BadProgress("progress must be a JSON object")
-    for key in REQUIRED:
-        if key not in data:
-            raise BadProgress(f"progress needs {key!r}")
-    out = dict(data)
-    for key in ("step", "proc", "group", "worker"):
-        if key in out and out[key] is not None:
-            if not isinstance(out[key], int) or isinstance(out[key], bool):
-                raise BadProgress(f"{key} must be an integer")
-    for key in ("loss", "accuracy", "samples_per_s"):
-        if key in out and out[key] is not None:
-            if not isinstance(out[key], (int, float)) or not math.isfinite(out[key]):
-                out[key] = None
-    return out
 
 
 def from_current_attempt(p: dict[str, Any], current_tasks: Any) -> bool:

@@ -19,7 +19,6 @@ import logging
 import os
 import pwd
 import re
-import secrets
 import signal
 import sys
 import threading
@@ -35,8 +34,8 @@ from aiohttp import web
 from rich.console import Console
 
 from scylla_singa.common.home import allowed_roots, jobs_root, scylla_home
-from scylla_singa.contracts import (DEFAULT_COMMAND, ENV_ATTEMPT, ENV_JOB_ID, ENV_PROC_ID, ENV_PROGRESS_URL,
-                                    ENV_TASK_ID, ENV_WEBHDFS_URL, ENV_ZK_HOSTS)
+from scylla_singa.contracts import (DEFAULT_COMMAND, ENV_ATTEMPT, ENV_JOB_ID, ENV_PROC_ID, ENV_PROGRESS_TOKEN,
+                                    ENV_PROGRESS_URL, ENV_TASK_ID, ENV_WEBHDFS_URL, ENV_ZK_HOSTS)
 from scylla_singa.delivery.hdfs import HdfsDelivery
 from scylla_singa.delivery.job_files import DeliveryError
 from scylla_singa.delivery.volume import VolumeDelivery, ensure_shared_workspace
@@ -47,6 +46,7 @@ from scylla_singa.mesos.api.credentials import Credential, CredentialsError
 from scylla_singa.placement.policy import PolicyError, load_policy
 from scylla_singa.swarm.overlays import SwarmError, ensure_swarm
 from .api_server import ApiServer
+from .control_token import ControlTokenError, ensure_control_token
 from .core import CoreConfig, FrameworkCore
 from .credential_source import WHERE_CREDENTIALS_COME_FROM, find_credential
 from .display import ProgressDisplay
@@ -55,7 +55,7 @@ from .model import Job, JobSpec, JobState, new_job_id
 from .progress_book import ProgressBook, from_current_attempt
 from .runtime_kind import AUTO, RuntimeKind, RuntimeKindError, guess_note, runtime_kind
 from .shell import FrameworkShell
-from .store import JobStore
+from .store import JobStore, JobStoreError
 
 log = logging.getLogger("scylla_singa.framework")
 
@@ -128,8 +128,8 @@ class RunOptions:
 
 
 # What the framework itself hands every task (docs/contracts.md): `run --env` may not change it.
-FRAMEWORK_ENV = frozenset({ENV_JOB_ID, ENV_PROC_ID, ENV_TASK_ID, ENV_PROGRESS_URL, ENV_ZK_HOSTS, ENV_ATTEMPT,
-                           ENV_WEBHDFS_URL})
+FRAMEWORK_ENV = frozenset({ENV_JOB_ID, ENV_PROC_ID, ENV_TASK_ID, ENV_PROGRESS_URL, ENV_PROGRESS_TOKEN, ENV_ZK_HOSTS,
+                           ENV_ATTEMPT, ENV_WEBHDFS_URL})
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -219,7 +219,10 @@ class Session:
     def __init__(self, opts: RunOptions, console: Console, wiring: SessionWiring = SessionWiring()) -> None:
         self.opts, self.console, self.wiring = opts, console, wiring
         self.stack = ExitStack()
-        self.store = JobStore(scylla_home() / "framework.sqlite")
+        try:
+            self.store = JobStore(scylla_home() / "framework.sqlite")
+        except (JobStoreError, OSError) as exc:
+            raise UsageError(str(exc)) from None
         self.book = ProgressBook()
         self.shell: FrameworkShell | None = None
         self.embedded = False  # runs on an embedded master and agent of its own (this machine)
@@ -297,7 +300,8 @@ class Session:
         token = self._control_token()
         previous = self._previous_api_port(framework_id) if framework_id and not self.opts.api_port else 0
         for port in ([previous] if previous else []) + [self.opts.api_port]:
-            api = ApiServer(self.book, self._jobs_view, self._on_progress, self._kill, token, port=port)
+            api = ApiServer(self.book, self._jobs_view, self._on_progress, self._kill, token, self._progress_token,
+                            port=port)
             self._add_ui_routes(api)
             try:
                 api.start()
@@ -355,12 +359,10 @@ class Session:
         return embedded.master_address
 
     def _control_token(self) -> str:
-        path = scylla_home() / "control.token"
-        if not path.exists():
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w") as f:
-                f.write(secrets.token_urlsafe(24))
-        return path.read_text().strip()
+        try:
+            return ensure_control_token(scylla_home())
+        except ControlTokenError as exc:
+            raise UsageError(str(exc)) from None
 
     def _add_ui_routes(self, api: ApiServer) -> None:
         if self.wiring.ui_routes is not None:
@@ -382,6 +384,11 @@ class Session:
             return False
         self.store.add_progress(p["job"], p)
         return True
+
+    def _progress_token(self, job_id: str) -> str | None:
+        """The progress token of a job of this session (None when it runs no such job)."""
+        job = self.shell.job(job_id) if self.shell else None
+        return job.progress_token if job is not None else None
 
     def _kill(self, job_id: str) -> bool:
         return bool(self.shell and self.shell.kill(job_id))

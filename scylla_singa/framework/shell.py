@@ -142,10 +142,13 @@ class FrameworkShell(Scheduler):
 
     def submit(self, spec: JobSpec) -> None:
         self.ended[spec.job_id] = threading.Event()
-        self.events.put(ev.SubmitJob(spec))
+        self.events.put(ev.SubmitJob(spec, self.store.new_progress_token(spec.job_id)))
 
     def adopt(self, job: Job) -> None:
+        """Carry on a stored job; one stored before progress tokens existed gets one for its next launch."""
         self.ended[job.job_id] = threading.Event()
+        if not job.progress_token:
+            job.progress_token = self.store.new_progress_token(job.job_id)
         self.events.put(ev.AdoptJob(job))
 
     def kill(self, job_id: str) -> bool:

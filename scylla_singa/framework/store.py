@@ -5,12 +5,19 @@ re-subscribes with the same framework id and carries its jobs on, and
 `scylla-singa jobs/status` can answer from another terminal. A job row is
 the JSON of its record; the plan is recomputed from the stored job.conf
 text. Thread-safe: one connection per thread.
+
+The file (and SQLite's -wal and -shm files beside it, which take its mode)
+is readable by its owner only: it holds each job's progress token
+(framework/api_auth.py), in a table of its own, outside the job record that
+`status --json` and the API show.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import secrets
 import sqlite3
 import threading
 import time
@@ -31,16 +38,31 @@ CREATE TABLE IF NOT EXISTS progress (
   job_id TEXT NOT NULL, at REAL NOT NULL, proc INTEGER, grp INTEGER, worker INTEGER, step INTEGER,
   phase TEXT, loss REAL, accuracy REAL, samples_per_s REAL, task TEXT);
 CREATE INDEX IF NOT EXISTS progress_job ON progress (job_id, at);
+CREATE TABLE IF NOT EXISTS progress_tokens (job_id TEXT PRIMARY KEY, token TEXT NOT NULL);
 """
+OWNER_ONLY = 0o600
 # Columns added since the first release, for stores created before them.
 ADDED_COLUMNS = {"progress": {"task": "TEXT"}}
+
+
+class JobStoreError(Exception):
+    """The store cannot be opened: the message says which file, why, and what to do."""
 
 
 class JobStore:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            owner_only(self.path)
+            self._create()
+        except (sqlite3.Error, OSError) as exc:
+            raise JobStoreError(f"cannot open the framework store {self.path}: {exc}; it is readable only by the user "
+                             "who runs the framework (root, as a rule): run this command as that user, or set "
+                             "SCYLLA_HOME to the directory of a framework you run") from None
+
+    def _create(self) -> None:
         with self._db() as db:
             db.executescript(SCHEMA)
             for table, columns in ADDED_COLUMNS.items():
@@ -96,7 +118,7 @@ class JobStore:
 
     def load(self, job_id: str) -> Job | None:
         row = self._db().execute("SELECT record FROM jobs WHERE job_id = ?", (job_id,)).fetchone()
-        return job_from_dict(json.loads(row[0])) if row else None
+        return self._with_token(job_from_dict(json.loads(row[0]))) if row else None
 
     def find(self, prefix: str) -> list[str]:
         rows = self._db().execute("SELECT job_id FROM jobs WHERE job_id = ? OR job_id LIKE ? ORDER BY submitted_at",
@@ -112,7 +134,24 @@ class JobStore:
     def live_jobs(self) -> list[Job]:
         rows = self._db().execute("SELECT record FROM jobs WHERE state NOT IN ('FINISHED', 'FAILED', 'KILLED') "
                                   "ORDER BY submitted_at").fetchall()
-        return [job_from_dict(json.loads(r[0])) for r in rows]
+        return [self._with_token(job_from_dict(json.loads(r[0]))) for r in rows]
+
+    # --- each job's progress token -------------------------------------------------
+
+    def new_progress_token(self, job_id: str) -> str:
+        """A fresh random token for `job_id`'s progress reports, stored before it is handed to any container."""
+        token = secrets.token_urlsafe(32)
+        self._db().execute("INSERT OR REPLACE INTO progress_tokens (job_id, token) VALUES (?, ?)", (job_id, token))
+        return token
+
+    def progress_token(self, job_id: str) -> str:
+        """The job's progress token; "" for a job stored before tokens existed."""
+        row = self._db().execute("SELECT token FROM progress_tokens WHERE job_id = ?", (job_id,)).fetchone()
+        return row[0] if row else ""
+
+    def _with_token(self, job: Job) -> Job:
+        job.progress_token = self.progress_token(job.job_id)
+        return job
 
     # --- progress ---------------------------------------------------------------
 
@@ -130,6 +169,22 @@ class JobStore:
             "WHERE job_id = ? ORDER BY at DESC LIMIT ?", (job_id, limit)).fetchall()
         keys = ("at", "proc", "group", "worker", "step", "phase", "loss", "accuracy", "samples_per_s", "task")
         return [dict(zip(keys, r)) for r in reversed(rows)]
+
+
+def owner_only(path: Path) -> None:
+    """Make the store's file readable by its owner only: created so, and an older one made so.
+
+    SQLite creates its -wal and -shm files with the database's mode, so they
+    follow; ones left by an older version are narrowed too.
+    """
+    if not path.exists():
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, OWNER_ONLY))
+    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        try:
+            if file.stat().st_mode & 0o777 != OWNER_ONLY and file.stat().st_uid == os.getuid():
+                file.chmod(OWNER_ONLY)
+        except FileNotFoundError:
+            pass
 
 
 def job_to_dict(job: Job) -> dict[str, Any]:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from scylla_singa.contracts import (ENV_ATTEMPT, ENV_JOB_ID, ENV_PROC_ID, ENV_PROGRESS_URL, ENV_TASK_ID, JOB_LABEL,
-                                    PROC_LABEL, proc_hostname, task_id)
+from scylla_singa.contracts import (ENV_ATTEMPT, ENV_JOB_ID, ENV_PROC_ID, ENV_PROGRESS_TOKEN, ENV_PROGRESS_URL,
+                                    ENV_TASK_ID, JOB_LABEL, PROC_LABEL, proc_hostname, task_id)
 from scylla_singa.delivery.job_files import Artifacts
 from scylla_singa.jobconf.plan import ProcessPlan
 from .model import JobSpec
@@ -41,8 +41,12 @@ def command_line(spec: JobSpec, proc: int, artifacts: Artifacts, resume: bool) -
 
 def build_task(spec: JobSpec, proc: ProcessPlan, attempt: int, agent_id: str, artifacts: Artifacts,
                role: str = "*", allocation_info: dict | None = None, net_bw_mbps: float | None = None,
-               progress_url: str | None = None, kill_grace_s: float = 10.0) -> dict[str, Any]:
+               progress_url: str | None = None, kill_grace_s: float = 10.0,
+               progress_token: str = "") -> dict[str, Any]:
     """The TaskInfo (v1 JSON) for process `proc` of `spec`, attempt `attempt`, on `agent_id`.
+
+    `progress_token`, the job's secret for its progress POSTs, goes into the
+    environment only (the command line shows in `ps` and `docker inspect`'s Args).
 
     `net_bw_mbps` is added as a `net_bw` resource only when the agent offers
     one (it is the process's estimated cross-agent traffic).
@@ -60,6 +64,8 @@ def build_task(spec: JobSpec, proc: ProcessPlan, attempt: int, agent_id: str, ar
            **dict(artifacts.env)}
     if progress_url:
         env[ENV_PROGRESS_URL] = progress_url
+        if progress_token:
+            env[ENV_PROGRESS_TOKEN] = progress_token
     if spec.apache_singa:
         # singa-task keys the attempt's meeting place in ZooKeeper by it: the same in every task of a
         # gang, a new one for each restart, so a new gang never meets the remains of the old one.

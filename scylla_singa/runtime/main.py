@@ -10,7 +10,7 @@ With one process there are no sockets at all.
 
 Environment: SCYLLA_JOB_ID (the "job" of every report; default: the
 cluster file's job, else job.conf's name), SCYLLA_PROC_ID (default for
--procs_id), SCYLLA_PROGRESS_URL, SCYLLA_WEBHDFS_URL and HADOOP_USER_NAME
+-procs_id), SCYLLA_PROGRESS_URL with SCYLLA_PROGRESS_TOKEN, SCYLLA_WEBHDFS_URL and HADOOP_USER_NAME
 (hdfs:// workspaces), SCYLLA_PEER_TIMEOUT (s, default 30),
 SCYLLA_STARTUP_TIMEOUT (s, default 120), SCYLLA_HEARTBEAT_INTERVAL (s, default 1).
 
@@ -36,7 +36,8 @@ from dataclasses import dataclass  # noqa: E402
 import numpy as np  # noqa: E402
 
 from scylla_singa.common.transition_table import InstructionDispatch  # noqa: E402
-from scylla_singa.contracts import ENV_JOB_ID, ENV_PROC_ID, ENV_PROGRESS_URL, ENV_TASK_ID  # noqa: E402
+from scylla_singa.contracts import (ENV_JOB_ID, ENV_PROC_ID, ENV_PROGRESS_TOKEN, ENV_PROGRESS_URL,  # noqa: E402
+                                    ENV_TASK_ID)
 from scylla_singa.contracts import ENV_WEBHDFS_URL  # noqa: E402
 from scylla_singa.jobconf import JobConfError  # noqa: E402
 from . import data as data_mod  # noqa: E402
@@ -331,7 +332,8 @@ def run(args: argparse.Namespace) -> int:
     where = f"listening on port {setup.cluster.procs[proc].port}" if transport else "single process"
     log(f"job {setup.job_id}: process {proc} of {spec.nprocs} hosts workers {list(me.workers)} and servers "
         f"{list(me.servers)}; {where}; workspace {setup.store.describe()}")
-    sink = ProgressSink(os.environ.get(ENV_PROGRESS_URL), task=os.environ.get(ENV_TASK_ID))
+    sink = ProgressSink(os.environ.get(ENV_PROGRESS_URL), task=os.environ.get(ENV_TASK_ID),
+                        token=os.environ.get(ENV_PROGRESS_TOKEN))
     machine = ProcessMachine(setup.config, owner, make)
     code = EXIT_OTHER
     try:

@@ -6,7 +6,9 @@ application/json) by a background thread from a bounded queue: a slow or
 dead endpoint never blocks or stops training; reports that do not fit in the
 queue are dropped, and the first failure is said once on stderr. A POST
 carries the Mesos task id too (`task`, from MESOS_TASK_ID), so the framework
-can drop late reports of an attempt it has already replaced.
+can drop late reports of an attempt it has already replaced, and the job's
+progress token (SCYLLA_PROGRESS_TOKEN) as `Authorization: Bearer`: the
+framework takes reports only with it. The token is never printed.
 """
 
 from __future__ import annotations
@@ -23,9 +25,12 @@ from scylla_singa.contracts import PROGRESS_PREFIX
 
 class ProgressSink:
     def __init__(self, url: str | None = None, out: TextIO | None = None, err: TextIO | None = None,
-                 timeout_s: float = 2.0, max_queued: int = 1000, task: str | None = None) -> None:
+                 timeout_s: float = 2.0, max_queued: int = 1000, task: str | None = None,
+                 token: str | None = None) -> None:
         self.url = url or None
         self.task = task or None
+        self._headers = {"Content-Type": "application/json",
+                         **({"Authorization": f"Bearer {token}"} if token else {})}
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.timeout_s = timeout_s
@@ -60,7 +65,7 @@ class ProgressSink:
                 return
             try:
                 req = urllib.request.Request(self.url, data=json.dumps(payload).encode(), method="POST",
-                                             headers={"Content-Type": "application/json"})
+                                             headers=self._headers)
                 with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
                     resp.read()
                 self.posted += 1

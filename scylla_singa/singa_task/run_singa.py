@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from scylla_singa.contracts import FINAL_PREFIX, PROGRESS_PREFIX
+from scylla_singa.contracts import ENV_PROGRESS_TOKEN, FINAL_PREFIX, PROGRESS_PREFIX
 
 from . import conftext, derived, glog, outcome
 from .checkpoints import ResumePoint, newest_complete, snapshot
@@ -200,7 +200,8 @@ class Run:
                           "the registration order was broken")
 
     def run(self) -> int:
-        env = {**os.environ, "GLOG_logtostderr": "1"}
+        # SINGA itself never posts progress (this wrapper does): it does not get the job's progress token.
+        env = {**{k: v for k, v in os.environ.items() if k != ENV_PROGRESS_TOKEN}, "GLOG_logtostderr": "1"}
         with self._lock:
             # SINGA inherits the working directory without entering it again: under Apache Mesos it is
             # the image's WORKDIR, the sandbox, which is root's and 0750 (a chdir there fails for uid 1000).
@@ -224,7 +225,7 @@ def run_task(inputs: TaskInputs, out: TextIO, err: TextIO, started: float) -> in
 
     plan = load_plan(inputs, Path.cwd(), err)
     job = inputs.job or plan.shape.name or "job"
-    sink = ProgressSink(inputs.progress_url, out=out, err=err, task=inputs.task)
+    sink = ProgressSink(inputs.progress_url, out=out, err=err, task=inputs.task, token=inputs.progress_token)
     reporter = Reporter(job, inputs.proc, plan.shape.train_batchsize)
     deadline = time.monotonic() + inputs.startup_timeout_s
     rendezvous = None

@@ -5,7 +5,8 @@
 
 The flags are the Python runtime's (the same command template serves both
 images). Environment: SCYLLA_JOB_ID, SCYLLA_PROC_ID (when -procs_id is
-absent), SCYLLA_PROGRESS_URL, MESOS_TASK_ID, and for real SINGA also
+absent), SCYLLA_PROGRESS_URL with SCYLLA_PROGRESS_TOKEN (its Bearer token,
+never printed), MESOS_TASK_ID, and for real SINGA also
 SCYLLA_ZK_HOSTS (ZooKeeper connect string, needed by jobs of more than one
 process), SCYLLA_ATTEMPT (the gang's attempt number, the same for every
 task of an attempt; default 1) and SCYLLA_STARTUP_TIMEOUT (seconds,
@@ -17,11 +18,11 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from scylla_singa.contracts import (ENV_ATTEMPT, ENV_JOB_ID, ENV_PROC_ID, ENV_PROGRESS_URL, ENV_STARTUP_TIMEOUT,
-                                    ENV_TASK_ID, ENV_ZK_HOSTS)
+from scylla_singa.contracts import (ENV_ATTEMPT, ENV_JOB_ID, ENV_PROC_ID, ENV_PROGRESS_TOKEN, ENV_PROGRESS_URL,
+                                    ENV_STARTUP_TIMEOUT, ENV_TASK_ID, ENV_ZK_HOSTS)
 from scylla_singa.runtime.cluster_file import Peer, load_cluster
 from scylla_singa.runtime.runtime_errors import SingaConfigError
 
@@ -44,6 +45,7 @@ class TaskInputs:
     progress_url: str | None
     task: str | None
     startup_timeout_s: float
+    progress_token: str | None = field(default=None, repr=False)   # never in a printed TaskInputs
 
 
 class _FlagParser(argparse.ArgumentParser):
@@ -116,4 +118,4 @@ def read_inputs(argv: list[str], env: Mapping[str, str] = os.environ) -> TaskInp
         resume=args.resume, job=env.get(ENV_JOB_ID) or None,
         attempt=int(_number(env, ENV_ATTEMPT, 1, int)), zk_hosts=env.get(ENV_ZK_HOSTS) or None,
         progress_url=env.get(ENV_PROGRESS_URL) or None, task=env.get(ENV_TASK_ID) or None,
-        startup_timeout_s=timeout)
+        startup_timeout_s=timeout, progress_token=env.get(ENV_PROGRESS_TOKEN) or None)

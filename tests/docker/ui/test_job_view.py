@@ -5,6 +5,10 @@ and `scylla-singa run --master` as a subprocess training Downpour (6
 processes: 4 workers, 2 servers, spread over both agents) for far more
 steps than the tests need. At the end the framework gets Ctrl-C (it kills
 the job and removes its network), then anything left is removed by label.
+
+The job view needs the framework's control token: the browser opens the
+sign-in address `scylla-singa ui` prints (`?token=` once, then a cookie),
+and HTTP clients send it as a Bearer header, as a user would.
 """
 
 from __future__ import annotations
@@ -40,6 +44,16 @@ class RunningJob:
     job_id: str
     view: str          # the framework's job view, http://127.0.0.1:PORT
     proc: subprocess.Popen
+    sign_in: str       # the job view's address as `scylla-singa ui` prints it: with ?token=<control token>
+    control: str       # the control token, for HTTP clients
+
+    def open(self, fragment: str = "") -> str:
+        """Where a browser opens the job view (at `fragment`): the sign-in address."""
+        return self.sign_in + (f"#{fragment}" if fragment else "")
+
+    @property
+    def auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.control}"}
 
     @property
     def master(self) -> str:
@@ -79,7 +93,11 @@ def running_job(tmp_path_factory, docker_client, swarm_manager) -> Iterator[Runn
         job_id = wait_until(s.job_ids, 60, "the job to be submitted")[0]
         fid = next(f for j, _, f, _ in s.store().jobs() if j == job_id)
         view = wait_until(lambda: s.store().get_meta(f"api:{fid}"), 30, "the job view's address")
-        yield RunningJob(mesos, s, job_id, view, p)
+        printed = s.run("ui", timeout=60)
+        sign_in = re.search(r"job view\s+(\S+\?token=\S+)", printed.stdout)
+        assert sign_in and sign_in.group(1).startswith(f"{view}/"), printed.stdout + printed.stderr
+        control = (s.home / "control.token").read_text().strip()
+        yield RunningJob(mesos, s, job_id, view, p, sign_in.group(1), control)
     finally:
         if p is not None:
             _stop(p)
@@ -89,7 +107,7 @@ def running_job(tmp_path_factory, docker_client, swarm_manager) -> Iterator[Runn
 
 def _wait_running(job: RunningJob) -> dict:
     def running() -> dict | None:
-        d = requests.get(f"{job.view}/ui/api/jobs/{job.job_id}", timeout=10).json()
+        d = requests.get(f"{job.view}/ui/api/jobs/{job.job_id}", headers=job.auth, timeout=10).json()
         return d if d["state"] == "RUNNING" and d["curves"]["train"] else None
     return wait_until(running, 120, "the job to run and report progress", interval_s=0.5)
 
@@ -100,7 +118,7 @@ def _points(tab) -> int:
 
 def test_the_job_page_shows_each_process_on_its_agent(running_job, page) -> None:
     _wait_running(running_job)
-    page.goto(f"{running_job.view}/")
+    page.goto(running_job.open())
     expect(page.locator(f".joblist a[data-job='{running_job.job_id}']")).to_contain_text("running")
     rows = page.locator("#procs tbody tr")
     expect(rows).to_have_count(6)
@@ -119,7 +137,7 @@ def test_the_job_page_shows_each_process_on_its_agent(running_job, page) -> None
 
 def test_the_loss_curve_gains_points_while_training(running_job, page, tmp_path) -> None:
     _wait_running(running_job)
-    page.goto(f"{running_job.view}/#{running_job.job_id}")
+    page.goto(running_job.open(running_job.job_id))
     page.wait_for_function("() => +document.querySelector(\"#loss-chart path[data-series='train']\")"
                            "?.getAttribute('data-points') > 0")
     before = _points(page)
@@ -148,24 +166,36 @@ def test_a_task_log_opens_from_the_master_page(running_job, page, tmp_path) -> N
 
 def test_a_task_log_opens_from_the_job_view(running_job, page) -> None:
     _wait_running(running_job)
-    page.goto(f"{running_job.view}/#{running_job.job_id}")
+    page.goto(running_job.open(running_job.job_id))
     page.locator("#procs tbody tr[data-proc='1'] a.log-stdout").click()
     expect(page.locator("#log")).to_contain_text('"proc": 1')
 
 
 def test_prometheus_can_scrape_both(running_job) -> None:
     _wait_running(running_job)
-    resp = requests.get(f"{running_job.view}/metrics", timeout=10)
+    resp = requests.get(f"{running_job.view}/metrics", headers=running_job.auth, timeout=10)
     assert resp.status_code == 200 and resp.headers["Content-Type"] == CONTENT_TYPE
     fw = parse_exposition(resp.text)
     assert fw["scylla_framework_jobs"].value(state="RUNNING") == 1
     assert fw["scylla_framework_job_step"].value(job=running_job.job_id) > 0
     assert fw["scylla_framework_job_loss"].value(job=running_job.job_id) > 0
     assert fw["scylla_framework_job_restarts_total"].value(job=running_job.job_id) == 0
-    wait_until(lambda: parse_exposition(requests.get(f"{running_job.view}/metrics", timeout=10).text)
+    wait_until(lambda: parse_exposition(requests.get(f"{running_job.view}/metrics", headers=running_job.auth,
+                                                     timeout=10).text)
                ["scylla_framework_job_steps_per_second"].value(job=running_job.job_id) > 0, 30, "a training rate")
     master = parse_exposition(requests.get(f"{running_job.master}/metrics", timeout=10).text)
     assert master["scylla_master_tasks"].value(state="TASK_RUNNING") == 6
     assert master["scylla_master_resources_used"].value(resource="cpus") == 6
     (share,) = [v for _, v in master["scylla_master_framework_dominant_share"].values()]
     assert share >= 6 / 8
+
+
+def test_the_job_view_is_closed_without_the_control_token_and_the_sign_in_drops_it(running_job, page) -> None:
+    """Attack: read a running job's view, its curves and metrics from the network with no token. A browser
+    opening the sign-in address ends on the plain address (the token leaves the address bar)."""
+    for path in ("/", "/ui/api/jobs", f"/ui/api/jobs/{running_job.job_id}", "/metrics", "/api/jobs"):
+        resp = requests.get(f"{running_job.view}{path}", timeout=10)
+        assert resp.status_code == 401 and "needs the framework's control token" in resp.text, (path, resp.text)
+    page.goto(running_job.open(running_job.job_id))
+    expect(page.locator(f".joblist a[data-job='{running_job.job_id}']")).to_be_visible()
+    assert "token" not in page.url and page.url.endswith(f"/#{running_job.job_id}"), page.url

@@ -17,7 +17,8 @@ from scylla_singa.framework import core_events as ev
 from scylla_singa.framework.core import FrameworkCore
 from scylla_singa.framework.model import TaskRecord, new_job_id
 from scylla_singa.framework.offers import agent_views
-from scylla_singa.framework.progress_book import BadProgress, ProgressBook, from_current_attempt, parse_progress
+from scylla_singa.framework.progress_book import ProgressBook, from_current_attempt
+from scylla_singa.framework.progress_report import BadProgress, parse_progress
 from scylla_singa.framework.results import parse_final
 from scylla_singa.framework.retry import classify_failure
 from scylla_singa.framework.store import JobStore
