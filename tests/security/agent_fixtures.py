@@ -7,6 +7,7 @@ conftest is shared by every part of issue 14).
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -19,6 +20,10 @@ from scylla_singa.mesos.embedded import EmbeddedMesos
 from tests.support.mesos_framework import TestFramework, task_info
 
 NOBODY_UID = 65534
+# The clusters here are secure, as by default, with one known framework credential for the tests' clients.
+SECRET = secrets.token_urlsafe(24)
+CREDENTIALS = {"scylla": SECRET}
+AUTH = ("scylla", SECRET)
 
 
 @pytest.fixture
@@ -29,6 +34,7 @@ def process_cluster(tmp_path, monkeypatch) -> Iterator[EmbeddedMesos]:
     work = tempfile.mkdtemp(prefix="scylla-sec-agent-")
     os.chmod(work, 0o711)
     m = EmbeddedMesos(1, simulate=False, use_docker=False, work_dir=work, allocation_interval=0.2,
+                      credentials=CREDENTIALS,
                       retry_interval=0.5)
     m.start()
     try:
@@ -44,6 +50,8 @@ def frameworks() -> Iterator[Any]:
     made: list[TestFramework] = []
 
     def make(master: str, **kw: Any) -> TestFramework:
+        kw.setdefault("principal", AUTH[0])
+        kw.setdefault("secret", AUTH[1])
         f = TestFramework(master, **kw)
         made.append(f)
         return f.start()
@@ -66,7 +74,7 @@ def run_task(fw: TestFramework, command: str, *, user: str | None = None, uris: 
 
 def sandbox_of(agent_address: str, task_id: str) -> str:
     """The task's sandbox directory, as the agent's /state says."""
-    state = requests.get(f"http://{agent_address}/state", timeout=10).json()
+    state = requests.get(f"http://{agent_address}/state", timeout=10, auth=AUTH).json()
     for group in ("frameworks", "completed_frameworks"):
         for fw in state[group]:
             for ex in fw["executors"] + fw["completed_executors"]:
@@ -90,6 +98,7 @@ def docker_cluster(tmp_path, monkeypatch) -> Iterator[EmbeddedMesos]:
     jobs.mkdir(parents=True)
     client = docker.from_env(timeout=120)
     m = EmbeddedMesos([{"resources": "cpus:4;mem:4096;ports:[31000-31100]"}], docker_client=client,
+                      credentials=CREDENTIALS,
                       allowed_host_paths=[jobs], allocation_interval=0.2, retry_interval=0.5)
     m.start()
     try:

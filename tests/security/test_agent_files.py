@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import requests
 
-from tests.security.agent_fixtures import frameworks, process_cluster, run_task, sandbox_of
+from tests.security.agent_fixtures import AUTH, frameworks, process_cluster, run_task, sandbox_of
 
 __all__ = ["frameworks", "process_cluster"]   # fixtures used by the tests below
 
@@ -39,9 +39,9 @@ def test_files_read_of_a_symlink_out_of_the_sandbox_is_refused(process_cluster, 
     agent = f"http://{process_cluster.agent_addresses[0]}"
     sandbox = sandbox_of(process_cluster.agent_addresses[0], status["task_id"]["value"])
     for endpoint, path in (("read", "leak"), ("download", "leak"), ("read", "etc/passwd"), ("browse", "etc")):
-        r = requests.get(f"{agent}/files/{endpoint}", params={"path": f"{sandbox}/{path}", "offset": 0}, timeout=10)
+        r = requests.get(f"{agent}/files/{endpoint}", params={"path": f"{sandbox}/{path}", "offset": 0}, timeout=10, auth=AUTH)
         assert (r.status_code, r.text) == (404, ""), (endpoint, path, r.text[:200])
-    own = requests.get(f"{agent}/files/read", params={"path": f"{sandbox}/own.txt", "offset": 0}, timeout=10)
+    own = requests.get(f"{agent}/files/read", params={"path": f"{sandbox}/own.txt", "offset": 0}, timeout=10, auth=AUTH)
     assert own.json() == {"data": "mine\n", "offset": 0}
-    down = requests.get(f"{agent}/files/download", params={"path": f"{sandbox}/own.txt"}, timeout=10)
+    down = requests.get(f"{agent}/files/download", params={"path": f"{sandbox}/own.txt"}, timeout=10, auth=AUTH)
     assert down.content == b"mine\n"
