@@ -223,6 +223,7 @@ def _readable(path: Path) -> bool:
 @click.option("--credential", "credential_file", type=click.Path(dir_okay=False, path_type=Path), default=None, envvar="SCYLLA_AGENT_CREDENTIAL", help="How this agent proves itself to the master: a file with one principal and its secret (JSON {principal, secret} or 'principal secret'), e.g. the master's agent.credential [env: SCYLLA_AGENT_CREDENTIAL; default: $SCYLLA_HOME/master/agent.credential when readable].")
 @click.option("--http-credentials", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Who may call this agent's endpoints (/state, /files/*, the operator API): a credentials file like the master's [default: $SCYLLA_HOME/master/credentials.json when readable; the agent's own credential is always accepted].")
 @click.option("--insecure", is_flag=True, help="Register without a credential and let anyone call this agent's endpoints (a trusted private network only).")
+@click.option("--authenticate-http-executors/--no-authenticate-http-executors", default=True, show_default=True, help="Executors' calls to /api/v1/executor must carry their own token (MESOS_EXECUTOR_AUTHENTICATION_TOKEN, as Mesos's flag of that name); off for executors built on libraries that do not send it (mesos-go v0.0.11's).")
 @click.option("--allow-root-tasks", is_flag=True, help="Let tasks run as uid 0 (a process task's CommandInfo/FrameworkInfo user, or a container whose image USER is root or unset). Off: such tasks fail, naming the user and this flag.")
 @click.option("--fetcher-allowed-roots", default=None, metavar="PATH[:PATH...]", help="Directories the fetcher may copy local files (file:// or bare paths) from, resolved with symlinks; anything else fails the task. http(s) and hdfs URIs are not affected [default: $SCYLLA_HOME/jobs].")
 @click.option("--tls-ca", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Verify a TLS master (--master https://HOST:PORT) against this PEM CA or self-signed certificate [default: the system's trust store].")
@@ -230,7 +231,8 @@ def _readable(path: Path) -> bool:
 @click.option("--count", default=1, show_default=True, type=int, help="With --simulate: this many agents on one connection.")
 @click.option("-v", "--verbose", is_flag=True, help="Log at debug level.")
 def agent(master_addr, host, advertise_ip, hostname, port, resources, attributes, docker_host, no_docker, work_dir,
-          allowed_host_paths, hdfs, gc_delay, credential_file, http_credentials, insecure, allow_root_tasks,
+          allowed_host_paths, hdfs, gc_delay, credential_file, http_credentials, insecure,
+          authenticate_http_executors, allow_root_tasks,
           fetcher_allowed_roots, tls_ca, simulate, count, verbose) -> None:
     """Run a Mesos-compatible agent: registers with the master, runs tasks as
     Docker containers (or plain processes without a ContainerInfo), serves
@@ -271,7 +273,7 @@ def agent(master_addr, host, advertise_ip, hostname, port, resources, attributes
                       resources=resources, attributes=attributes, work_dir=work_dir,
                       docker_host=docker_host, use_docker=not no_docker, simulate=simulate, hdfs=hdfs,
                       gc_delay=gc_delay, credential=credential, http_credentials=accepted, master_tls=master_tls,
-                      allow_root_tasks=allow_root_tasks)
+                      allow_root_tasks=allow_root_tasks, authenticate_executors=authenticate_http_executors)
     if fetcher_allowed_roots:
         cfg.fetcher_allowed_roots = [Path(p) for p in fetcher_allowed_roots.split(":") if p]
     if roots is not None:

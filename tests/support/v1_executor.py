@@ -26,11 +26,14 @@ SANDBOX = Path(os.environ.get("MESOS_SANDBOX", "."))
 # Where it records events and messages: the sandbox, unless its user may not write there (a container's
 # non-root user in Apache Mesos's root-owned 0750 sandbox), then the directory EXECUTOR_OUTPUT_DIR names.
 OUTPUT = Path(os.environ.get("EXECUTOR_OUTPUT_DIR") or SANDBOX)
+# A secure agent gives each executor a token its calls carry (Mesos's executor authentication)
+TOKEN = os.environ.get("MESOS_EXECUTOR_AUTHENTICATION_TOKEN")
+AUTH = {"Authorization": f"Bearer {TOKEN}"} if TOKEN else {}
 
 
 def post(call: dict) -> None:
     request = urllib.request.Request(ENDPOINT, data=json.dumps({**IDS, **call}).encode(),
-                                     headers={"Content-Type": "application/json"})
+                                     headers={"Content-Type": "application/json", **AUTH})
     with urllib.request.urlopen(request, timeout=10) as answer:
         assert answer.status == 202, answer.status
 
@@ -54,7 +57,7 @@ def records(stream):
 def main() -> int:
     request = urllib.request.Request(ENDPOINT, data=json.dumps({**IDS, "type": "SUBSCRIBE", "subscribe": {}})
                                      .encode(), headers={"Content-Type": "application/json",
-                                                         "Accept": "application/json"})
+                                                         "Accept": "application/json", **AUTH})
     log = open(OUTPUT / "events.log", "a", buffering=1)
     with urllib.request.urlopen(request, timeout=60) as stream:
         for event in records(stream):

@@ -94,6 +94,7 @@ class AgentConfig:
     credential: Credential | None = None          # how it proves itself to the master (--credential)
     http_credentials: dict[str, str] | None = None   # who may call its endpoints (--http-credentials)
     authenticate_readonly: bool = True            # /state, /files/*, /metrics too, not only writes
+    authenticate_executors: bool = True           # executors' calls carry their own token (secure agents)
     master_tls: Any = None                        # ssl.SSLContext it verifies an https:// master with (--tls-ca)
 
     def http_auth(self) -> AuthPolicy:
@@ -102,7 +103,7 @@ class AgentConfig:
         known = dict(self.http_credentials or {})
         if self.credential is not None:
             known[self.credential.principal] = self.credential.secret
-        # The executor API is called by the agent's own executors, which get no credential (yet)
+        # The executor API authenticates its callers itself, by each executor's own token
         return AuthPolicy(known or None, self.authenticate_readonly,
                           open_paths=OPEN_PATHS | {"/slave(1)/health", "/api/v1/executor",
                                                            "/slave(1)/api/v1/executor"})
@@ -168,7 +169,9 @@ class Agent:
         await self.core.recover()
         flags = agent_flags(self.cfg, str(self.work_dir), self.cfg.port, hostname)
         runner = self.core.runner
-        executor_api = ExecutorEndpoint(runner.executors) if isinstance(runner, CompositeRunner) else None
+        executor_api = (ExecutorEndpoint(runner.executors,
+                                         authenticate=self.cfg.http_auth().secure and self.cfg.authenticate_executors)
+                        if isinstance(runner, CompositeRunner) else None)
         http = AgentHTTP(self.core, [self.work_dir / "slaves"], flags, time.time(), self.cfg.gc_delay,
                          executor_api.routes() if executor_api is not None else None, self.cfg.http_auth())
         self._runner = web.AppRunner(http.app(), access_log=None)

@@ -14,6 +14,7 @@ started here (Mesos says which of framework and executor it lacks).
 
 from __future__ import annotations
 
+import hmac
 import logging
 from typing import TYPE_CHECKING
 
@@ -34,8 +35,11 @@ log = logging.getLogger(__name__)
 class ExecutorEndpoint:
     """`POST /api/v1/executor` for the executors `runner` started."""
 
-    def __init__(self, runner: ExecutorRunner) -> None:
+    def __init__(self, runner: ExecutorRunner, authenticate: bool = False) -> None:
         self.runner = runner
+        # On a secure agent every call must carry its executor's own token (MESOS_EXECUTOR_AUTHENTICATION_TOKEN,
+        # as Mesos's --authenticate_http_executors): nobody else can speak for an executor's tasks.
+        self.authenticate = authenticate
 
     def routes(self) -> list[web.RouteDef]:
         return [web.route("*", "/api/v1/executor", self.handle),
@@ -53,6 +57,9 @@ class ExecutorEndpoint:
         if ex is None:
             return text(400, f"Executor '{executor_id}' of framework '{framework_id}' cannot be found on this "
                              "agent (it was never started here, or it has terminated)")
+        if self.authenticate and not _bearer_matches(request.headers.get("Authorization"), ex.token):
+            return text(401, f"Unauthorized: calls for executor '{executor_id}' carry its token "
+                             "(Authorization: Bearer $MESOS_EXECUTOR_AUTHENTICATION_TOKEN)")
         kind = call["type"]
         if kind == "SUBSCRIBE":
             try:
@@ -84,3 +91,9 @@ class ExecutorEndpoint:
         finally:
             self.runner.disconnected(ex, stream)
         return resp
+
+
+def _bearer_matches(header: str | None, token: str) -> bool:
+    if not token or not header or not header.startswith("Bearer "):
+        return False
+    return hmac.compare_digest(header[len("Bearer "):].strip().encode(), token.encode())

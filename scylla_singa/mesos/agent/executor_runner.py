@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +62,7 @@ class CustomExecutor:
     tasks: dict[str, tuple[AgentTask, Emit]] = field(default_factory=dict)
     launched: set[str] = field(default_factory=set)   # tasks it was sent LAUNCH for
     stream: Any = None                 # an Outbox while subscribed
+    token: str = ""                    # MESOS_EXECUTOR_AUTHENTICATION_TOKEN: only it may call for this executor
     ended: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -96,12 +98,13 @@ class ExecutorRunner(TaskRunner):
     def _new_executor(self, task: AgentTask) -> CustomExecutor:
         info = task.info["executor"]
         sandbox = task.sandbox
-        process = AgentTask(task.framework_id, task.framework, self._process_info(task, info, sandbox),
+        token = secrets.token_urlsafe(32)
+        process = AgentTask(task.framework_id, task.framework, self._process_info(task, info, sandbox, token),
                             TaskLifecycle(f"executor:{task.executor_id}"), task.executor_run, sandbox)
         process.agent_id = task.agent_id
         return CustomExecutor(task.framework_id, task.executor_id,
                               {**info, "framework_id": {"value": task.framework_id}},
-                              task.framework, task.executor_run, sandbox, process)
+                              task.framework, task.executor_run, sandbox, process, token=token)
 
     async def _start(self, ex: CustomExecutor) -> None:
         """Fetch the executor's URIs into its sandbox and run it; a failed fetch fails its tasks."""
@@ -117,7 +120,7 @@ class ExecutorRunner(TaskRunner):
             return
         self._spawn(self._run_executor(ex))
 
-    def _process_info(self, task: AgentTask, info: JsonDict, sandbox: Path) -> JsonDict:
+    def _process_info(self, task: AgentTask, info: JsonDict, sandbox: Path, token: str) -> JsonDict:
         """The executor as a TaskInfo for the plain runners: its command, container and the environment
         Mesos gives executors (the host's network, so MESOS_AGENT_ENDPOINT is reachable)."""
         command = dict(info.get("command") or {})
@@ -131,7 +134,9 @@ class ExecutorRunner(TaskRunner):
                "MESOS_RECOVERY_TIMEOUT": mesos_duration(RECOVERY_TIMEOUT_S),
                "MESOS_SUBSCRIPTION_BACKOFF_MAX": mesos_duration(SUBSCRIPTION_BACKOFF_MAX_S),
                "MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD": mesos_duration(self.shutdown_grace_s),
-               "MESOS_HTTP_COMMAND_EXECUTOR": "0"}
+               "MESOS_HTTP_COMMAND_EXECUTOR": "0",
+               # as Mesos's --authenticate_http_executors: the executor's calls carry `Authorization: Bearer`
+               "MESOS_EXECUTOR_AUTHENTICATION_TOKEN": token}
         given = [v for v in (command.get("environment") or {}).get("variables") or [] if isinstance(v, dict)]
         command["environment"] = {"variables": [{"name": k, "value": v} for k, v in env.items()] + given}
         out: JsonDict = {"task_id": {"value": f"executor:{task.executor_id}"}, "name": str(info.get("name") or ""),
