@@ -27,8 +27,9 @@ from scylla_singa.mesos.api.protocol import make_status
 from scylla_singa.mesos.embedded import EmbeddedMesos
 from scylla_singa.mesos.master.acls import parse_acls
 from scylla_singa.ui import master_page
+from tests.security.agent_fixtures import frameworks  # noqa: F401 - a fixture
 from tests.support.agent_link import agent_link_exchange
-from tests.support.mesos_framework import TestFramework, task_info
+from tests.support.mesos_framework import task_info
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "scylla_singa"]
@@ -50,19 +51,6 @@ def secure() -> Iterator[Any]:
     yield make
     for m in made:
         m.stop()
-
-
-@pytest.fixture
-def frameworks() -> Iterator[Any]:
-    made: list[TestFramework] = []
-
-    def make(master: str, **kw: Any) -> TestFramework:
-        f = TestFramework(master, **kw)
-        made.append(f)
-        return f.start()
-    yield make
-    for f in made:
-        f.stop()
 
 
 def _framework_state(m: EmbeddedMesos, fw_id: str) -> dict[str, Any]:
