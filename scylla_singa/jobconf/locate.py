@@ -84,6 +84,26 @@ def field_occurrences(text: str) -> Iterator[FieldAt]:
         i += 1
 
 
+def first_too_deep(text: str, max_depth: int) -> tuple[int, int] | None:
+    """(line, col) of the first "{" or "<" that opens a block nested deeper than `max_depth`, else None.
+
+    Iterative and linear, so it can run before the protobuf parser, which
+    recurses once per level (and skips an unknown extension's blocks
+    recursively too) and would end in RecursionError on a deep enough file.
+    """
+    depth = 0
+    for m in _TOKEN.finditer(text):
+        tok = m.group()
+        if tok in _OPEN:
+            depth += 1
+            if depth > max_depth:
+                line = text.count("\n", 0, m.start()) + 1
+                return line, m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+        elif tok in _CLOSE:
+            depth = max(0, depth - 1)
+    return None
+
+
 def _merge_extension_names(tokens: list[tuple[str, int]]) -> list[tuple[str, int]]:
     """Turn ``[`` name ``]`` into one token ``[name]`` where it names an extension.
 
