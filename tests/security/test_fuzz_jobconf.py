@@ -13,6 +13,7 @@ SINGA 0.3.0's own example confs. derandomize=True makes CI reproducible.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections import Counter
@@ -30,7 +31,8 @@ from tests.unit.singa_source import singa_files
 REPO = Path(__file__).resolve().parents[2]
 SEEDS = sorted({*REPO.glob("examples/**/*.conf"), *REPO.glob("tests/unit/confs/*.conf")})
 BUDGET_S = 1.0
-FUZZ = settings(max_examples=300, derandomize=True, database=None, deadline=2000,
+# SCYLLA_FUZZ_EXAMPLES=5000 for a longer run by hand; CI keeps 300 (a few seconds).
+FUZZ = settings(max_examples=int(os.environ.get("SCYLLA_FUZZ_EXAMPLES", "300")), derandomize=True, database=None, deadline=2000,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 CLUSTER_FIELDS = ("nworker_groups", "nserver_groups", "nworkers_per_group", "nservers_per_group",
                   "nworkers_per_procs", "nservers_per_procs", "sync_freq", "start_port")
