@@ -40,7 +40,7 @@ def plan(job_conf: str, as_json: bool, cpus: float | None, mem_mb: int | None, s
     the estimated traffic between processes.
 
     Exits 2 with FILE:LINE:COL: message when the file cannot be used (also
-    when it is larger than 1 MiB, not UTF-8, or makes a job bigger than the
+    when it is larger than 128 KiB, not UTF-8, or makes a job bigger than the
     --max-* ceilings), or when it is a GPU job (`gpu:`) and the cluster it
     would run on has no agent with that many GPUs.
     """

@@ -12,6 +12,7 @@ Sans-I/O: text in, positions out.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -50,14 +51,8 @@ def field_occurrences(text: str) -> Iterator[FieldAt]:
         [(m.group(), m.start()) for m in _TOKEN.finditer(text) if not m.group().startswith("#")])
 
     def where(offset: int) -> tuple[int, int]:
-        lo, hi = 0, len(line_starts) - 1
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if line_starts[mid] <= offset:
-                lo = mid
-            else:
-                hi = mid - 1
-        return lo + 1, offset - line_starts[lo] + 1
+        line = bisect_right(line_starts, offset) - 1
+        return line + 1, offset - line_starts[line] + 1
 
     i = 0
     while i < len(tokens):

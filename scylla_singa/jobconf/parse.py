@@ -28,10 +28,12 @@ from . import job_pb2
 from .errors import JobConfError
 from .history import enum_value_history, field_history
 from .locate import field_occurrences, find_field, first_too_deep, split_path
-from .user_files import MIB, read_user_text
+from .user_files import KIB, read_user_text
 
-# The most a job.conf may weigh: SINGA's largest example conf is under 10 KiB.
-MAX_JOB_CONF_BYTES = 1 * MIB
+# The most a job.conf may weigh: SINGA 0.3's largest example conf is under 5 KiB, and reading a
+# conf dense with fields (protobuf's Python text parser, then locating extensions) takes up to
+# 4 s per MiB on a busy 2-core machine, so 128 KiB keeps the worst case near half a second.
+MAX_JOB_CONF_BYTES = 128 * KIB
 # Blocks inside blocks: SINGA's JobProto nests 5 deep (neuralnet.layer.param.init); protobuf's parser recurses.
 MAX_JOB_CONF_DEPTH = 64
 

@@ -73,13 +73,34 @@ def test_a_raised_ceiling_lets_a_big_job_plan() -> None:
 
 
 def test_a_job_conf_larger_than_the_cap_is_refused_unread(tmp_path: Path) -> None:
-    """Attack: a job.conf of many megabytes (or /dev/zero): at most 1 MiB + 1 byte is read, then refused at 1:1."""
+    """Attack: a job.conf of many megabytes (or /dev/zero): at most 128 KiB + 1 byte is read, then refused at 1:1."""
     big = tmp_path / "big.conf"
     big.write_text(DIGITS + "#" * MAX_JOB_CONF_BYTES)
     for path in (big, Path("/dev/zero")):
         with pytest.raises(JobConfError) as info:
             load_job(path)
-        assert str(info.value).startswith(f"{path}:1:1: larger than 1 MiB, the most a SINGA job.conf file may hold")
+        assert str(info.value).startswith(f"{path}:1:1: larger than 128 KiB, the most a SINGA job.conf file may hold")
+
+
+@pytest.mark.parametrize("field", ["gpu: 0\n", "[x] { a: 1 }\n", "gpu: [0, 0, 0, 0, 0, 0, 0, 0]\n"],
+                         ids=["repeated-field", "extension-blocks", "lists"])
+def test_a_conf_just_under_the_cap_dense_with_fields_is_read_within_a_second(tmp_path: Path, field: str) -> None:
+    """Attack: the slowest file the cap lets through: tens of thousands of fields or extension blocks."""
+    body = field * ((MAX_JOB_CONF_BYTES - len(DIGITS) - 20) // len(field))
+    path = tmp_path / "dense.conf"
+    path.write_text(DIGITS.replace("train_one_batch {\n", "train_one_batch {\n" + body) if "[x]" in field
+                    else DIGITS + body)
+    start = time.monotonic()
+    plan_job(load_job(path))
+    assert time.monotonic() - start < 1.0
+
+
+def test_huge_layer_shapes_plan_without_overflow() -> None:
+    """Attack: 40 input dimensions of 2**31-1 each (a 1,240-bit element count): the memory estimate once
+    ended in OverflowError; element counts now saturate and the plan is made."""
+    text = DIGITS.replace("shape: 64\n", "shape: 2147483647\n" * 40)
+    plan = plan_job(parse_job_text(text, "shapes.conf"))
+    assert plan.procs[0].demand.mem_mb > 2**30  # MB: far beyond any agent, so the job waits with a reason
 
 
 def test_non_utf8_bytes_are_refused_at_the_first_bad_byte(tmp_path: Path) -> None:
