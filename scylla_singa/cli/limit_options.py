@@ -1,4 +1,4 @@
-"""The job-size ceilings as flags, shared by `plan`, `run` and `resume` (scylla_singa.jobconf.limits).
+"""The job-size ceilings as flags, shared by `plan` and `run` (scylla_singa.jobconf.job_limits).
 
 One decorator adds the four flags, one function turns their values into
 the JobLimits the plan checks, so the two commands can never disagree on a
@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import click
 
-from scylla_singa.jobconf.limits import (DEFAULT_MAX_GROUPS, DEFAULT_MAX_PROCESSES, DEFAULT_MAX_SERVERS,
+from scylla_singa.jobconf.job_limits import (DEFAULT_MAX_GROUPS, DEFAULT_MAX_PROCESSES, DEFAULT_MAX_SERVERS,
                                          DEFAULT_MAX_WORKERS, JobLimits)
 
 _FLAGS = (
@@ -32,7 +32,7 @@ def job_limit_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
-def job_limits(kw: dict[str, Any]) -> JobLimits:
+def limits_from_flags(kw: dict[str, Any]) -> JobLimits:
     """The JobLimits of the flags' values in a command's keyword arguments (taken out of `kw`)."""
     return JobLimits(max_processes=kw.pop("max_processes"), max_groups=kw.pop("max_groups"),
                      max_workers=kw.pop("max_workers"), max_servers=kw.pop("max_servers"))

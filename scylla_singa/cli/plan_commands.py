@@ -15,7 +15,7 @@ from scylla_singa.jobconf.errors import JobConfError
 from scylla_singa.jobconf.gpus import check_gpus
 from scylla_singa.jobconf.parse import load_job
 from scylla_singa.jobconf.plan import JobPlan, PlanOptions, load_plan
-from .limit_options import job_limit_options, job_limits
+from .limit_options import job_limit_options, limits_from_flags
 
 # The human form lists at most this many edges, heaviest first (--json has them all): a job of
 # hundreds of processes has tens of thousands, which no terminal reader wants and a table
@@ -44,7 +44,7 @@ def plan(job_conf: str, as_json: bool, cpus: float | None, mem_mb: int | None, s
     --max-* ceilings), or when it is a GPU job (`gpu:`) and the cluster it
     would run on has no agent with that many GPUs.
     """
-    options = PlanOptions(cpus=cpus, mem_mb=mem_mb, steps_per_s=steps_per_s, limits=job_limits(limit_flags))
+    options = PlanOptions(cpus=cpus, mem_mb=mem_mb, steps_per_s=steps_per_s, limits=limits_from_flags(limit_flags))
     try:
         job_plan = load_plan(job_conf, options)
         if any(p.demand.gpus for p in job_plan.procs):

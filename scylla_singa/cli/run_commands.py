@@ -30,7 +30,7 @@ from scylla_singa.framework.store import JobStore
 from scylla_singa.mesos.embedded import AgentSpec, EmbeddedMesos
 from scylla_singa.placement.policy import builtin_policy_names
 from scylla_singa.ui import job_view, master_page
-from .limit_options import job_limit_options, job_limits
+from .limit_options import job_limit_options, limits_from_flags
 from .param_types import Duration
 
 
@@ -142,7 +142,7 @@ def run(job_confs: tuple[str, ...], **kw) -> None:
     or policy file that cannot be used, as FILE:LINE:COL: message, also one
     past the --max-* ceilings on a job's size), before any master is contacted.
     """
-    limits = job_limits(kw)
+    limits = limits_from_flags(kw)
     opts = _opts(kw)
     opts.limits = limits
     _exit_on_usage_error(run_jobs, list(job_confs), opts)

@@ -16,7 +16,7 @@ from typing import Any
 
 from scylla_singa.contracts import DEFAULT_COMMAND, RUNTIME_APACHE_SINGA, RUNTIME_SINGA_PY
 from scylla_singa.delivery.job_files import Artifacts
-from scylla_singa.jobconf.limits import JobLimits
+from scylla_singa.jobconf.job_limits import JobLimits
 from scylla_singa.jobconf.plan import JobPlan, PlanOptions
 from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
 
@@ -64,7 +64,7 @@ class JobSpec:
     runtime: str = RUNTIME_SINGA_PY         # the task contract the image keeps (framework/runtime_kind.py)
     workspace_dir: str | None = None        # `run --workspace`: a host directory shared with other jobs
     env: tuple[tuple[str, str], ...] = ()   # `run --env`: more environment for every task
-    # `run --max-processes/--max-groups/--max-workers/--max-servers` (jobconf/limits.py): a re-plan of this
+    # `run --max-processes/--max-groups/--max-workers/--max-servers` (jobconf/job_limits.py): a re-plan of this
     # spec (store, core) must use the ceilings it was accepted under
     max_processes: int = JobLimits.max_processes
     max_groups: int = JobLimits.max_groups

@@ -40,7 +40,7 @@ from scylla_singa.delivery.hdfs import HdfsDelivery
 from scylla_singa.delivery.job_files import DeliveryError
 from scylla_singa.delivery.volume import VolumeDelivery, ensure_shared_workspace
 from scylla_singa.jobconf.errors import JobConfError
-from scylla_singa.jobconf.limits import JobLimits
+from scylla_singa.jobconf.job_limits import JobLimits
 from scylla_singa.jobconf.parse import load_job, parse_job_text
 from scylla_singa.jobconf.plan import PlanOptions, plan_job
 from scylla_singa.placement.policy import PolicyError, load_policy
@@ -121,7 +121,7 @@ class RunOptions:
     zk: str | None = None
     workspace_dir: Path | None = None
     env: tuple[str, ...] = ()
-    limits: JobLimits = JobLimits()  # the ceilings on each job's size (jobconf/limits.py)
+    limits: JobLimits = JobLimits()  # the ceilings on each job's size (jobconf/job_limits.py)
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .limits import JobLimits, check_limits
+from .job_limits import JobLimits, check_limits
 from .modelsize import ModelSize, estimate_model_size
 from .parse import ParsedJob, load_job
 from .processes import ClusterShape, ProcessSpec, process_table
@@ -37,7 +37,7 @@ class PlanOptions:
 
     cpus / mem_mb override the per-process estimates. steps_per_s is the
     nominal training rate used to turn bytes per step into Mbit/s. limits
-    are the ceilings on the job's size (limits.py), checked before anything
+    are the ceilings on the job's size (job_limits.py), checked before anything
     is built from its counts.
     """
 

@@ -30,7 +30,7 @@ def traffic_edges(shape: ClusterShape, param_bytes: int) -> tuple[Edge, ...]:
 
     Threads are counted per process before pairs are formed, so the work
     grows with the pairs of processes that talk, not with workers times
-    servers (a job within limits.py's ceilings plans in well under a second).
+    servers (a job within job_limits.py's ceilings plans in well under a second).
     """
     volume: defaultdict[tuple[int, int], float] = defaultdict(float)
     slice_bytes = param_bytes / shape.nservers_per_group

@@ -2,13 +2,18 @@
 
 Each test states the attack; each asserts the refusal's reason and its
 FILE:LINE:COL, and the CLI tests run the venv's `scylla-singa` as a user
-would, asserting exit 2, no traceback and a wall time of a few seconds.
+would, asserting exit 2, no traceback and a few seconds at most.
+
+Times are CPU seconds (of this process, or of the child for the CLI): the
+machines this runs on are shared, and a busy neighbour must not fail a
+test, while every blow-up these tests guard against is CPU.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -18,7 +23,7 @@ import pytest
 
 from scylla_singa.jobconf import plan as plan_module
 from scylla_singa.jobconf.errors import JobConfError
-from scylla_singa.jobconf.limits import JobLimits
+from scylla_singa.jobconf.job_limits import JobLimits
 from scylla_singa.jobconf.parse import MAX_JOB_CONF_BYTES, load_job, parse_job_text
 from scylla_singa.jobconf.plan import PlanOptions, plan_job
 from scylla_singa.placement.policy import MAX_POLICY_BYTES, PolicyError, load_policy
@@ -27,7 +32,7 @@ from tests.security.test_fuzz_policy import billion_laughs
 REPO = Path(__file__).resolve().parents[2]
 DIGITS = (REPO / "examples/digits-mlp/job.conf").read_text()
 CLI = Path(sys.executable).parent / "scylla-singa"
-CLI_BUDGET_S = 5.0  # the interpreter and click start in ~0.3 s; the refusal itself takes milliseconds
+CLI_BUDGET_S = 3.0  # CPU seconds: the interpreter and click start in ~0.4 s; a refusal takes milliseconds
 
 
 def with_cluster(body: str) -> str:
@@ -53,10 +58,10 @@ def test_a_job_past_a_ceiling_is_refused_at_the_line_that_makes_it_big(body: str
     Refused before the process table is built (building it here fails the test), at the culprit's line."""
     monkeypatch.setattr(plan_module, "process_table", lambda shape: pytest.fail("a table was built"))
     text = with_cluster(body)
-    start = time.monotonic()
+    start = time.process_time()
     with pytest.raises(JobConfError) as info:
         plan_job(parse_job_text(text, "big.conf"))
-    assert time.monotonic() - start < 0.5
+    assert time.process_time() - start < 0.5
     assert str(info.value).startswith(f"big.conf:{line_of(text, culprit + ':')}:3: this cluster section makes ")
     assert f"raise the ceiling with {flag} N" in str(info.value)
 
@@ -90,9 +95,9 @@ def test_a_conf_just_under_the_cap_dense_with_fields_is_read_within_a_second(tmp
     path = tmp_path / "dense.conf"
     path.write_text(DIGITS.replace("train_one_batch {\n", "train_one_batch {\n" + body) if "[x]" in field
                     else DIGITS + body)
-    start = time.monotonic()
+    start = time.process_time()
     plan_job(load_job(path))
-    assert time.monotonic() - start < 1.0
+    assert time.process_time() - start < 1.0
 
 
 def test_huge_layer_shapes_plan_without_overflow() -> None:
@@ -124,10 +129,10 @@ def test_policy_alias_bomb_is_refused_at_the_first_alias(tmp_path: Path) -> None
     """Attack: billion laughs, 10**9 strings from a 1 KB policy file (loading it ran over 60 s)."""
     path = tmp_path / "bomb.yaml"
     path.write_text(billion_laughs(9))
-    start = time.monotonic()
+    start = time.process_time()
     with pytest.raises(PolicyError) as info:
         load_policy(str(path))
-    assert time.monotonic() - start < 0.5
+    assert time.process_time() - start < 0.5
     assert str(info.value).startswith(f"{path}:4:10: an alias (*a0): policy files may not use anchors and aliases")
 
 
@@ -166,10 +171,12 @@ def test_policy_files_have_a_size_cap_and_must_be_utf8(tmp_path: Path) -> None:
 
 
 def run_cli(*args: str, home: Path) -> tuple[subprocess.CompletedProcess, float]:
+    """Run the venv's scylla-singa; (its result, the CPU seconds it used)."""
     env = {**os.environ, "SCYLLA_HOME": str(home)}
-    start = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run([str(CLI), *args], capture_output=True, text=True, timeout=60, env=env)
-    return done, time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return done, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 NASTY_CONFS = {
@@ -192,7 +199,7 @@ def test_plan_refuses_nasty_confs_with_exit_2_and_a_position(tmp_path: Path, nam
     assert done.returncode == 2, done.stderr
     assert re.match(rf"^{re.escape(str(path))}:\d+:\d+: \S", done.stderr), done.stderr
     assert "Traceback" not in done.stderr + done.stdout and done.stdout == ""
-    assert elapsed < CLI_BUDGET_S, f"{elapsed:.1f} s"
+    assert elapsed < CLI_BUDGET_S, f"{elapsed:.1f} s of CPU"
 
 
 def test_plan_help_names_the_ceilings_and_raising_one_plans_the_job(tmp_path: Path) -> None:

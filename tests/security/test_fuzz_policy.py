@@ -25,9 +25,14 @@ from hypothesis import strategies as st
 from scylla_singa.placement.policy import PolicyError, builtin_policy_dir, load_policy
 from tests.security.mutations import mutated
 
+# Each parse+plan must cost under a second of this process's CPU. CPU time, not wall time, is asserted:
+# the machines this runs on are shared, and a busy neighbour must not fail it, while every blow-up
+# the audit found (a 32 s plan, a 60 s alias bomb) is CPU. Wall time is measured too and reported.
 BUDGET_S = 1.0
 # SCYLLA_FUZZ_EXAMPLES=5000 for a longer run by hand; CI keeps 300 (a few seconds).
-FUZZ = settings(max_examples=int(os.environ.get("SCYLLA_FUZZ_EXAMPLES", "300")), derandomize=True, database=None, deadline=2000,
+# The deadline (wall clock) is only a backstop for a hang; the budget above is what each input is held to.
+FUZZ = settings(max_examples=int(os.environ.get("SCYLLA_FUZZ_EXAMPLES", "300")), derandomize=True,
+                database=None, deadline=10_000,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -41,11 +46,12 @@ class Outcomes:
     """Counts what the fuzzer saw and checks each outcome; printed at the end for the report."""
 
     def __init__(self, path: Path) -> None:
-        self.path, self.counts, self.slowest = path, Counter(), (0.0, b"")
+        self.path, self.counts = path, Counter()
+        self.slowest_cpu, self.slowest_wall = (0.0, b""), 0.0
 
     def check(self, data: bytes) -> None:
         self.path.write_bytes(data)
-        start = time.monotonic()
+        start, start_cpu = time.monotonic(), time.process_time()
         try:
             load_policy(str(self.path))
             self.counts["loaded"] += 1
@@ -53,13 +59,13 @@ class Outcomes:
             self.counts["refused"] += 1
             assert re.match(rf"^{re.escape(str(self.path))}:\d+:\d+: \S", str(exc)), \
                 f"refusal without FILE:LINE:COL: {str(exc)[:300]!r} for input {data[:300]!r}"
-        elapsed = time.monotonic() - start
-        self.slowest = max(self.slowest, (elapsed, data[:200]))
-        assert elapsed < BUDGET_S, f"took {elapsed:.2f} s (budget {BUDGET_S} s) on input {data[:300]!r}"
+        cpu, wall = time.process_time() - start_cpu, time.monotonic() - start
+        self.slowest_cpu, self.slowest_wall = max(self.slowest_cpu, (cpu, data[:200])), max(self.slowest_wall, wall)
+        assert cpu < BUDGET_S, f"took {cpu:.2f} s of CPU (budget {BUDGET_S} s) on input {data[:300]!r}"
 
     def report(self, name: str) -> None:
         print(f"\n{name}: {sum(self.counts.values())} inputs, {dict(self.counts)}, "
-              f"slowest {self.slowest[0] * 1000:.0f} ms")
+              f"slowest {self.slowest_cpu[0] * 1000:.0f} ms CPU, {self.slowest_wall * 1000:.0f} ms wall")
 
 
 def test_mutated_policies_load_or_are_refused_with_a_position(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """The traffic estimate counts threads per process before pairing them: same edges as one pair per thread.
 
 traffic.py aggregates workers and servers per process so planning stays
-fast at limits.py's ceilings; this checks it against the plain definition
+fast at job_limits.py's ceilings; this checks it against the plain definition
 (every worker with every server of its group, every pair of server groups
 per slice), written out here thread by thread, on every small shape.
 """
@@ -14,7 +14,7 @@ from collections import defaultdict
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scylla_singa.jobconf.limits import JobLimits
+from scylla_singa.jobconf.job_limits import JobLimits
 from scylla_singa.jobconf.processes import ClusterShape, ProcessLayoutError, check_shape, server_group_of, \
     server_process, worker_process
 from scylla_singa.jobconf.traffic import traffic_edges
@@ -63,7 +63,7 @@ def test_the_densest_shape_within_the_default_ceilings_is_estimated_in_well_unde
     for shape in (ClusterShape(nworkers_per_group=n, nservers_per_group=n),
                   ClusterShape(nworkers_per_group=n // 2, nservers_per_group=n // 2, server_worker_separate=True),
                   ClusterShape(nworker_groups=n, nserver_groups=n)):
-        start = time.monotonic()
+        start = time.process_time()  # CPU: a busy neighbour on a shared machine must not fail this
         edges = traffic_edges(shape, 4000)
-        assert time.monotonic() - start < 0.8
+        assert time.process_time() - start < 0.8
         assert len(edges) in (n * (n - 1) // 2, (n // 2) ** 2)
