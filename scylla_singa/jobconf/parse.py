@@ -97,8 +97,16 @@ def parse_job_text(text: str, path: str = "job.conf") -> ParsedJob:
 
 
 def load_job(path: str | Path) -> ParsedJob:
-    """Read and parse a job.conf file. Raises JobConfError when missing, unreadable or invalid."""
-    text = read_user_text(path, MAX_JOB_CONF_BYTES, JobConfError, "a SINGA job.conf")
+    """Read and parse a job.conf file. Raises JobConfError when missing, unreadable, larger than
+    MAX_JOB_CONF_BYTES, not UTF-8 or invalid."""
+    try:
+        text = read_user_text(path, MAX_JOB_CONF_BYTES, JobConfError, "a SINGA job.conf")
+    except FileNotFoundError:
+        raise JobConfError("no such file; give the path of a SINGA job.conf", str(path)) from None
+    except IsADirectoryError:
+        raise JobConfError("is a directory; give the path of a SINGA job.conf file", str(path)) from None
+    except OSError as exc:
+        raise JobConfError(f"cannot read: {exc}", str(path)) from None
     return parse_job_text(text, str(path))
 
 

@@ -22,17 +22,12 @@ def read_user_text(path: str | Path, max_bytes: int, error: type[PositionedError
     """The text of `path`, at most `max_bytes` of UTF-8. Raises `error` (FILE:LINE:COL) otherwise.
 
     `what` names the kind of file in messages ("a SINGA job.conf", "a policy").
+    OSError (no such file, a directory, no permission) is the caller's to
+    word: only it knows what the user should give instead.
     """
     shown = str(path)
-    try:
-        with open(path, "rb") as f:
-            data = f.read(max_bytes + 1)
-    except FileNotFoundError:
-        raise error(f"no such file; give the path of {what} file", shown) from None
-    except IsADirectoryError:
-        raise error(f"is a directory; give the path of {what} file", shown) from None
-    except OSError as exc:
-        raise error(f"cannot read: {exc.strerror or exc}", shown) from None
+    with open(path, "rb") as f:
+        data = f.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise error(f"larger than {format_size(max_bytes)}, the most {what} file may hold (the ceiling that "
                     "keeps reading it bounded): is this the right file?", shown, 1, 1)

@@ -101,7 +101,10 @@ def load_policy(name_or_path: str, registry: Registry = DEFAULT_REGISTRY, _loadi
         raise PolicyError(f"{name_or_path!r} starts from this policy again: `starts` may not form a cycle")
     if len(_loading) >= MAX_STARTS_CHAIN:
         raise PolicyError(f"`starts` chains more than {MAX_STARTS_CHAIN} policy files; name the passes directly")
-    text = read_user_text(path, MAX_POLICY_BYTES, PolicyError, "a policy")
+    try:
+        text = read_user_text(path, MAX_POLICY_BYTES, PolicyError, "a policy")
+    except OSError as exc:
+        raise PolicyError(f"cannot read policy file: {exc.strerror or exc}", str(name_or_path)) from None
     return parse_policy(text, str(path), registry, _loading)
 
 
@@ -169,7 +172,8 @@ class _Builder:
             try:
                 other = load_policy(start_name, self.registry, self.loading)
             except PolicyError as exc:
-                raise self.fail(("starts", i), f"{start_name}: {exc}") from None
+                # the other file's own FILE:LINE:COL, when the problem is inside it
+                raise self.fail(("starts", i), str(exc) if exc.path else exc.message) from None
             out.append(other.own_start)
         return tuple(out)
 
