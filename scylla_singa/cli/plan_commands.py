@@ -13,7 +13,14 @@ from scylla_singa.cluster.state import local_cluster
 from scylla_singa.framework.mesos_http import MesosHttp, MesosHttpError
 from scylla_singa.jobconf.errors import JobConfError
 from scylla_singa.jobconf.gpus import check_gpus
+from scylla_singa.jobconf.parse import load_job
 from scylla_singa.jobconf.plan import JobPlan, PlanOptions, load_plan
+from .limit_options import job_limit_options, limits_from_flags
+
+# The human form lists at most this many edges, heaviest first (--json has them all): a job of
+# hundreds of processes has tens of thousands, which no terminal reader wants and a table
+# takes minutes to lay out.
+MAX_EDGE_ROWS = 50
 
 
 @click.command()
@@ -25,22 +32,24 @@ from scylla_singa.jobconf.plan import JobPlan, PlanOptions, load_plan
               help="Nominal training rate used to turn bytes per step into Mbit/s.")
 @click.option("--master", help="The Mesos master whose agents a GPU job is checked against (HOST:PORT). Default: "
                                "the local cluster's if one is up, else this machine (an embedded agent, no GPUs).")
+@job_limit_options
 def plan(job_conf: str, as_json: bool, cpus: float | None, mem_mb: int | None, steps_per_s: float,
-         master: str | None) -> None:
+         master: str | None, **limit_flags: int) -> None:
     """Read JOB.conf and print SINGA's process table: which workers and
     servers each process hosts, what each needs (CPUs, memory, network) and
     the estimated traffic between processes.
 
-    Exits 2 with FILE:LINE:COL: message when the file cannot be used, or
-    when it is a GPU job (`gpu:`) and the cluster it would run on has no
-    agent with that many GPUs.
+    Exits 2 with FILE:LINE:COL: message when the file cannot be used (also
+    when it is larger than 128 KiB, not UTF-8, or makes a job bigger than the
+    --max-* ceilings), or when it is a GPU job (`gpu:`) and the cluster it
+    would run on has no agent with that many GPUs.
     """
+    options = PlanOptions(cpus=cpus, mem_mb=mem_mb, steps_per_s=steps_per_s, limits=limits_from_flags(limit_flags))
     try:
-        job_plan = load_plan(job_conf, PlanOptions(cpus=cpus, mem_mb=mem_mb, steps_per_s=steps_per_s))
+        job_plan = load_plan(job_conf, options)
         if any(p.demand.gpus for p in job_plan.procs):
             cluster, gpus = _cluster_gpus(master)
-            with open(job_conf) as f:
-                check_gpus(job_plan, f.read(), job_conf, gpus, cluster)
+            check_gpus(job_plan, load_job(job_conf).text, job_conf, gpus, cluster)
     except JobConfError as exc:
         click.echo(str(exc), err=True)
         sys.exit(2)
@@ -77,10 +86,13 @@ def print_plan(job_plan: JobPlan, console: Console) -> None:
                       f"{p.demand.cpus:g}", str(p.demand.mem_mb), f"{p.demand.net_mbps:g}")
     console.print(table)
     if job_plan.edges:
+        shown = sorted(job_plan.edges, key=lambda e: -e.bytes_per_step)[:MAX_EDGE_ROWS]
         edges = Table("from", "to", "bytes/step")
-        for e in job_plan.edges:
+        for e in sorted(shown, key=lambda e: (e.src, e.dst)):
             edges.add_row(str(e.src), str(e.dst), f"{e.bytes_per_step:,}")
         console.print(edges)
+        if len(job_plan.edges) > len(shown):
+            console.print(f"the {len(shown)} heaviest of {len(job_plan.edges):,} edges; --json lists them all")
 
 
 def _ids(pairs: tuple[tuple[int, int], ...]) -> str:

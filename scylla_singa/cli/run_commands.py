@@ -33,6 +33,7 @@ from scylla_singa.mesos.api.credentials import Credential, CredentialsError, cre
 from scylla_singa.mesos.embedded import AgentSpec, EmbeddedMesos
 from scylla_singa.placement.policy import builtin_policy_names
 from scylla_singa.ui import job_view, master_page
+from .limit_options import job_limit_options, limits_from_flags
 from .param_types import Duration
 
 
@@ -156,6 +157,7 @@ def _exit_on_usage_error(fn, *args) -> None:
 @click.command()
 @click.argument("job_confs", nargs=-1, required=True, metavar="JOB.conf...")
 @run_options
+@job_limit_options
 def run(job_confs: tuple[str, ...], **kw) -> None:
     """Run SINGA jobs on Mesos and follow them to the end.
 
@@ -163,9 +165,14 @@ def run(job_confs: tuple[str, ...], **kw) -> None:
     Swarm overlay, placed by the policy once the whole job fits (gang
     scheduling). A live progress bar shows step, loss and accuracy. Exits 0
     when every job finished; otherwise 1, naming the failing process, its
-    reason and its last log lines; 2 when the input is refused.
+    reason and its last log lines; 2 when the input is refused (a job.conf
+    or policy file that cannot be used, as FILE:LINE:COL: message, also one
+    past the --max-* ceilings on a job's size), before any master is contacted.
     """
-    _exit_on_usage_error(run_jobs, list(job_confs), _opts(kw))
+    limits = limits_from_flags(kw)
+    opts = _opts(kw)
+    opts.limits = limits
+    _exit_on_usage_error(run_jobs, list(job_confs), opts)
 
 
 @click.command()

@@ -16,6 +16,7 @@ from typing import Any
 
 from scylla_singa.contracts import DEFAULT_COMMAND, RUNTIME_APACHE_SINGA, RUNTIME_SINGA_PY
 from scylla_singa.delivery.job_files import Artifacts
+from scylla_singa.jobconf.job_limits import JobLimits
 from scylla_singa.jobconf.plan import JobPlan, PlanOptions
 from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
 
@@ -63,6 +64,12 @@ class JobSpec:
     runtime: str = RUNTIME_SINGA_PY         # the task contract the image keeps (framework/runtime_kind.py)
     workspace_dir: str | None = None        # `run --workspace`: a host directory shared with other jobs
     env: tuple[tuple[str, str], ...] = ()   # `run --env`: more environment for every task
+    # `run --max-processes/--max-groups/--max-workers/--max-servers` (jobconf/job_limits.py): a re-plan of this
+    # spec (store, core) must use the ceilings it was accepted under
+    max_processes: int = JobLimits.max_processes
+    max_groups: int = JobLimits.max_groups
+    max_workers: int = JobLimits.max_workers
+    max_servers: int = JobLimits.max_servers
 
     @property
     def apache_singa(self) -> bool:
@@ -70,7 +77,8 @@ class JobSpec:
 
     @property
     def plan_options(self) -> PlanOptions:
-        return PlanOptions(cpus=self.cpus, mem_mb=self.mem_mb, steps_per_s=self.steps_per_s)
+        limits = JobLimits(self.max_processes, self.max_groups, self.max_workers, self.max_servers)
+        return PlanOptions(cpus=self.cpus, mem_mb=self.mem_mb, steps_per_s=self.steps_per_s, limits=limits)
 
 
 @dataclass

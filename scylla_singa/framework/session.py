@@ -40,6 +40,7 @@ from scylla_singa.delivery.hdfs import HdfsDelivery
 from scylla_singa.delivery.job_files import DeliveryError
 from scylla_singa.delivery.volume import VolumeDelivery, ensure_shared_workspace
 from scylla_singa.jobconf.errors import JobConfError
+from scylla_singa.jobconf.job_limits import JobLimits
 from scylla_singa.jobconf.parse import load_job, parse_job_text
 from scylla_singa.jobconf.plan import PlanOptions, plan_job
 from scylla_singa.mesos.api.credentials import Credential, CredentialsError
@@ -124,6 +125,7 @@ class RunOptions:
     zk: str | None = None
     workspace_dir: Path | None = None
     env: tuple[str, ...] = ()
+    limits: JobLimits = JobLimits()  # the ceilings on each job's size (jobconf/job_limits.py)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -189,12 +191,15 @@ def build_specs(conf_paths: list[str], opts: RunOptions, kind: RuntimeKind | Non
     for path in conf_paths:
         try:
             parsed = load_job(path)
-            plan_job(parsed, PlanOptions(opts.cpus, opts.mem_mb, opts.steps_per_s))
+            plan_job(parsed, PlanOptions(opts.cpus, opts.mem_mb, opts.steps_per_s, opts.limits))
         except JobConfError as exc:
             raise UsageError(str(exc)) from None
+        lim = opts.limits
         specs.append(JobSpec(new_job_id(parsed.proto.name), str(Path(path).resolve()), parsed.text, opts.image,
                              opts.policy, opts.deliver, opts.command, opts.max_restarts, opts.cpus, opts.mem_mb,
-                             opts.steps_per_s, runtime=runtime, workspace_dir=workspace_dir, env=env))
+                             opts.steps_per_s, runtime=runtime, workspace_dir=workspace_dir, env=env,
+                             max_processes=lim.max_processes, max_groups=lim.max_groups,
+                             max_workers=lim.max_workers, max_servers=lim.max_servers))
     return specs
 
 

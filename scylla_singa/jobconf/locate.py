@@ -12,6 +12,7 @@ Sans-I/O: text in, positions out.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -50,14 +51,8 @@ def field_occurrences(text: str) -> Iterator[FieldAt]:
         [(m.group(), m.start()) for m in _TOKEN.finditer(text) if not m.group().startswith("#")])
 
     def where(offset: int) -> tuple[int, int]:
-        lo, hi = 0, len(line_starts) - 1
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if line_starts[mid] <= offset:
-                lo = mid
-            else:
-                hi = mid - 1
-        return lo + 1, offset - line_starts[lo] + 1
+        line = bisect_right(line_starts, offset) - 1
+        return line + 1, offset - line_starts[line] + 1
 
     i = 0
     while i < len(tokens):
@@ -82,6 +77,26 @@ def field_occurrences(text: str) -> Iterator[FieldAt]:
             i += 3
             continue
         i += 1
+
+
+def first_too_deep(text: str, max_depth: int) -> tuple[int, int] | None:
+    """(line, col) of the first "{" or "<" that opens a block nested deeper than `max_depth`, else None.
+
+    Iterative and linear, so it can run before the protobuf parser, which
+    recurses once per level (and skips an unknown extension's blocks
+    recursively too) and would end in RecursionError on a deep enough file.
+    """
+    depth = 0
+    for m in _TOKEN.finditer(text):
+        tok = m.group()
+        if tok in _OPEN:
+            depth += 1
+            if depth > max_depth:
+                line = text.count("\n", 0, m.start()) + 1
+                return line, m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+        elif tok in _CLOSE:
+            depth = max(0, depth - 1)
+    return None
 
 
 def _merge_extension_names(tokens: list[tuple[str, int]]) -> list[tuple[str, int]]:

@@ -8,7 +8,6 @@ through; the estimate only sizes resource requests, it never runs the model.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from . import job_pb2
@@ -23,6 +22,9 @@ _POOL = {L.Value(n) for n in ("kPooling", "kCPooling", "kCudnnPool")}
 _SCALAR_OUT = {L.Value(n) for n in ("kSoftmaxLoss", "kEuclideanLoss", "kCudnnSoftmaxLoss", "kAccuracy")}
 
 Shape = tuple[int, ...]
+# Element counts saturate here (2**48 floats: a petabyte tensor): a conf listing thousands of huge
+# dimensions would otherwise make numbers too big for a float and a plan that ends in OverflowError.
+MAX_ELEMENTS = 2**48
 
 
 @dataclass(frozen=True)
@@ -59,8 +61,18 @@ def estimate_model_size(net: job_pb2.NetProto) -> ModelSize:
             batch = max(batch, _batch_size(layer))
         shapes[layer.name] = out_shape
         params += layer_params
-        activations += math.prod(out_shape)
+        activations += _elements(out_shape)
     return ModelSize(param_count=params, batch_size=batch, activations_per_sample=activations)
+
+
+def _elements(shape: Shape) -> int:
+    """The number of elements of `shape`, saturating at MAX_ELEMENTS (and stopping there: shapes come from users)."""
+    count = 1
+    for dim in shape:
+        count *= max(dim, 0)
+        if count >= MAX_ELEMENTS:
+            return MAX_ELEMENTS
+    return count
 
 
 def _batch_size(layer: job_pb2.LayerProto) -> int:
@@ -82,7 +94,7 @@ def _image(shape: Shape) -> tuple[int, int, int]:
         return shape[-3], shape[-2], shape[-1]
     if len(shape) == 2:
         return 1, shape[0], shape[1]
-    return 1, math.prod(shape), 1
+    return 1, _elements(shape), 1
 
 
 def _window(conf: job_pb2.ConvolutionProto | job_pb2.PoolingProto) -> tuple[tuple[int, int], ...]:
@@ -101,7 +113,7 @@ def _slide(size: int, kernel: int, pad: int, stride: int) -> int:
 def _layer_shape(layer: job_pb2.LayerProto, in_shape: Shape) -> tuple[Shape, int]:
     """Output shape of `layer` and the parameters it owns, given its input shape."""
     t = layer.type
-    n_in = math.prod(in_shape)
+    n_in = _elements(in_shape)
     if t in _INPUT:
         return tuple(layer.store_conf.shape) or (1,), 0
     if t == L.Value("kInnerProduct"):

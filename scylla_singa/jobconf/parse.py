@@ -27,7 +27,15 @@ from google.protobuf.descriptor import Descriptor
 from . import job_pb2
 from .errors import JobConfError
 from .history import enum_value_history, field_history
-from .locate import field_occurrences, find_field, split_path
+from .locate import field_occurrences, find_field, first_too_deep, split_path
+from .user_files import KIB, read_user_text
+
+# The most a job.conf may weigh: SINGA 0.3's largest example conf is under 5 KiB, and reading a
+# conf dense with fields (protobuf's Python text parser, then locating extensions) takes up to
+# 4 s per MiB on a busy 2-core machine, so 128 KiB keeps the worst case near half a second.
+MAX_JOB_CONF_BYTES = 128 * KIB
+# Blocks inside blocks: SINGA's JobProto nests 5 deep (neuralnet.layer.param.init); protobuf's parser recurses.
+MAX_JOB_CONF_DEPTH = 64
 
 _POSITION_PREFIX = re.compile(r"^(\d+):(\d+)\s*:\s*")
 
@@ -58,15 +66,20 @@ class ParsedJob:
     extensions: tuple[ExtensionUse, ...] = ()
 
     def error(self, message: str, field: str | None = None) -> JobConfError:
-        """A JobConfError pointing at `field` (dotted path) when it can be found."""
+        """A JobConfError pointing at `field` (dotted path), or at line 1 column 1 when it is nowhere in the
+        text (a missing field, a default): every refusal keeps the FILE:LINE:COL form."""
         pos = find_field(self.text, field) if field else None
-        line, col = pos if pos else (None, None)
+        line, col = pos if pos else (1, 1)
         return JobConfError(message, self.path, line, col)
 
 
 def parse_job_text(text: str, path: str = "job.conf") -> ParsedJob:
     """Parse job.conf text as SINGA 0.3 does. Raises JobConfError (FILE:LINE:COL) on bad syntax, an unknown
     field or value, or a missing required field."""
+    too_deep = first_too_deep(text, MAX_JOB_CONF_DEPTH)
+    if too_deep:
+        raise JobConfError(f"blocks nested more than {MAX_JOB_CONF_DEPTH} deep (SINGA's job.conf needs a few): "
+                           'is a "}" missing?', path, *too_deep)
     job = job_pb2.JobProto()
     try:
         text_format.Parse(text, job, allow_unknown_extension=True)
@@ -84,15 +97,15 @@ def parse_job_text(text: str, path: str = "job.conf") -> ParsedJob:
 
 
 def load_job(path: str | Path) -> ParsedJob:
-    """Read and parse a job.conf file. Raises JobConfError when missing, unreadable or invalid."""
-    p = Path(path)
+    """Read and parse a job.conf file. Raises JobConfError when missing, unreadable, larger than
+    MAX_JOB_CONF_BYTES, not UTF-8 or invalid."""
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_user_text(path, MAX_JOB_CONF_BYTES, JobConfError, "a SINGA job.conf")
     except FileNotFoundError:
         raise JobConfError("no such file; give the path of a SINGA job.conf", str(path)) from None
     except IsADirectoryError:
         raise JobConfError("is a directory; give the path of a SINGA job.conf file", str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise JobConfError(f"cannot read: {exc}", str(path)) from None
     return parse_job_text(text, str(path))
 

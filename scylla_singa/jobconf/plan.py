@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .job_limits import JobLimits, check_limits
 from .modelsize import ModelSize, estimate_model_size
 from .parse import ParsedJob, load_job
 from .processes import ClusterShape, ProcessSpec, process_table
@@ -35,12 +36,15 @@ class PlanOptions:
     """Knobs for turning a job into resource requests.
 
     cpus / mem_mb override the per-process estimates. steps_per_s is the
-    nominal training rate used to turn bytes per step into Mbit/s.
+    nominal training rate used to turn bytes per step into Mbit/s. limits
+    are the ceilings on the job's size (job_limits.py), checked before anything
+    is built from its counts.
     """
 
     cpus: float | None = None
     mem_mb: int | None = None
     steps_per_s: float = 10.0
+    limits: JobLimits = JobLimits()
 
 
 @dataclass(frozen=True)
@@ -109,10 +113,11 @@ class JobPlan:
 
 
 def plan_job(parsed: ParsedJob, options: PlanOptions = PlanOptions()) -> JobPlan:
-    """Validate `parsed` and compute its plan. Raises JobConfError."""
+    """Validate `parsed`, check it against options.limits and compute its plan. Raises JobConfError."""
     validate_job(parsed)
     job = parsed.proto
     shape = ClusterShape.from_proto(job.cluster)
+    check_limits(parsed, shape, options.limits)  # before any table is built from the counts
     table = process_table(shape)
     model = estimate_model_size(job.neuralnet)
     edges = traffic_edges(shape, model.param_bytes)
