@@ -16,6 +16,7 @@ from scylla_singa.jobconf.gpus import check_gpus
 from scylla_singa.jobconf.parse import load_job
 from scylla_singa.jobconf.plan import JobPlan, PlanOptions, load_plan
 from .limit_options import job_limit_options, limits_from_flags
+from .mesos_credential import mesos_credential
 
 # The human form lists at most this many edges, heaviest first (--json has them all): a job of
 # hundreds of processes has tens of thousands, which no terminal reader wants and a table
@@ -68,7 +69,7 @@ def _cluster_gpus(master: str | None) -> tuple[str, list[float]]:
         if master is None:
             return "this machine (the embedded agent `run` would start)", [0.0]
     try:
-        return f"the cluster at {master}", [a.free.gpus for a in MesosHttp(master).cluster_agents()]
+        return f"the cluster at {master}", [a.free.gpus for a in MesosHttp(master, mesos_credential()).cluster_agents()]
     except MesosHttpError as exc:
         raise click.ClickException(f"cannot read the agents of {master} to check this GPU job: {exc}") from None
 

@@ -22,18 +22,18 @@ from rich.table import Table
 from scylla_singa.cluster.state import local_cluster
 from scylla_singa.common.home import allowed_roots, home_refusal, scylla_home
 from scylla_singa.contracts import DEFAULT_COMMAND
-from scylla_singa.framework.credential_source import find_credential
 from scylla_singa.framework.log_routing import framework_log_file, route_logs
 from scylla_singa.framework.mesos_http import MesosHttp, MesosHttpError
 from scylla_singa.framework.runtime_kind import AUTO, RUNTIME_CHOICES
 from scylla_singa.framework.session import RunOptions, SessionWiring, UsageError, job_summary, resume_jobs, run_jobs
 from scylla_singa.framework.control_token import ControlTokenError, read_control_token
 from scylla_singa.framework.store import JobStore, JobStoreError
-from scylla_singa.mesos.api.credentials import Credential, CredentialsError, credential_json, write_private
+from scylla_singa.mesos.api.credentials import credential_json, write_private
 from scylla_singa.mesos.embedded import AgentSpec, EmbeddedMesos
 from scylla_singa.placement.policy import builtin_policy_names
 from scylla_singa.ui import job_view, master_page
 from .limit_options import job_limit_options, limits_from_flags
+from .mesos_credential import mesos_credential
 from .param_types import Duration
 
 
@@ -131,15 +131,6 @@ def _start_embedded(opts: RunOptions) -> EmbeddedMesos:
 
 
 EMBEDDED_CREDENTIAL_FILE = "embedded-master.credential"
-
-
-def mesos_credential() -> Credential | None:
-    """What the job commands authenticate to Mesos with (framework/credential_source.py's places)."""
-    info = local_cluster()
-    try:
-        return find_credential(None, Path(info.credential_file) if info and info.credential_file else None)
-    except CredentialsError as exc:
-        raise click.ClickException(str(exc)) from None
 
 
 WIRING = SessionWiring(local_cluster=local_cluster, start_embedded=_start_embedded, ui_routes=job_view.routes)
