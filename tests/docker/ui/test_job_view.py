@@ -151,6 +151,7 @@ def test_the_loss_curve_gains_points_while_training(running_job, page, tmp_path)
 
 def test_a_task_log_opens_from_the_master_page(running_job, page, tmp_path) -> None:
     _wait_running(running_job)
+    page.set_extra_http_headers(running_job.mesos.framework_credential.headers())   # after the Basic prompt
     page.goto(f"{running_job.master}/")
     expect(page.locator("#agents tbody tr[data-agent]")).to_have_count(2)
     fw = page.locator("#frameworks tbody tr[data-framework]")
@@ -183,7 +184,8 @@ def test_prometheus_can_scrape_both(running_job) -> None:
     wait_until(lambda: parse_exposition(requests.get(f"{running_job.view}/metrics", headers=running_job.auth,
                                                      timeout=10).text)
                ["scylla_framework_job_steps_per_second"].value(job=running_job.job_id) > 0, 30, "a training rate")
-    master = parse_exposition(requests.get(f"{running_job.master}/metrics", timeout=10).text)
+    master = parse_exposition(requests.get(f"{running_job.master}/metrics", auth=running_job.mesos.http_auth,
+                                           timeout=10).text)
     assert master["scylla_master_tasks"].value(state="TASK_RUNNING") == 6
     assert master["scylla_master_resources_used"].value(resource="cpus") == 6
     (share,) = [v for _, v in master["scylla_master_framework_dominant_share"].values()]
