@@ -513,7 +513,7 @@ def run_jobs(conf_paths: list[str], opts: RunOptions, wiring: SessionWiring = Se
     try:
         session.open()
         console.print(f"framework {session.shell.driver.framework_id} on {session.shell.master_address()}; "
-                      f"job view {session.api_url}/")
+                      f"job view {session.api_url}/ (`scylla-singa ui` prints it with its sign-in token)")
         for spec in specs:
             session.shell.submit(spec)
             console.print(f"submitted {spec.job_id} ({Path(spec.conf_path).name}, policy {spec.policy})")
