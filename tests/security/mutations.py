@@ -11,6 +11,10 @@ real file to reach the checks after parsing.
 from __future__ import annotations
 
 import re
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
 
 from hypothesis import strategies as st
 
@@ -66,3 +70,33 @@ def _token_mutation(draw: st.DrawFn, data: bytes) -> bytes:
     new = draw(st.sampled_from(NASTY_TOKENS) | st.sampled_from([t.group() for t in tokens]))
     text = text[:token.start()] + new + text[token.end():]
     return text.encode("utf-8", errors="surrogateescape")
+
+
+
+class Outcomes:
+    """Runs `read` on each input written to `path`: it must accept it (`accepted` counts) or refuse it with
+    `refusal` saying FILE:LINE:COL, within `budget_s` of CPU. Counts what the fuzzer saw, for the report."""
+
+    def __init__(self, path: Path, read: Callable[[Path], object], refusal: type[Exception], accepted: str,
+                 budget_s: float = 1.0) -> None:
+        self.path, self.read, self.refusal, self.accepted, self.budget_s = path, read, refusal, accepted, budget_s
+        self.counts: Counter[str] = Counter()
+        self.slowest_cpu, self.slowest_wall = (0.0, b""), 0.0
+
+    def check(self, data: bytes) -> None:
+        self.path.write_bytes(data)
+        start, start_cpu = time.monotonic(), time.process_time()
+        try:
+            self.read(self.path)
+            self.counts[self.accepted] += 1
+        except self.refusal as exc:
+            self.counts["refused"] += 1
+            assert re.match(rf"^{re.escape(str(self.path))}:\d+:\d+: \S", str(exc)), \
+                f"refusal without FILE:LINE:COL: {str(exc)[:300]!r} for input {data[:300]!r}"
+        cpu, wall = time.process_time() - start_cpu, time.monotonic() - start
+        self.slowest_cpu, self.slowest_wall = max(self.slowest_cpu, (cpu, data[:200])), max(self.slowest_wall, wall)
+        assert cpu < self.budget_s, f"took {cpu:.2f} s of CPU (budget {self.budget_s} s) on input {data[:300]!r}"
+
+    def report(self, name: str) -> None:
+        print(f"\n{name}: {sum(self.counts.values())} inputs, {dict(self.counts)}, "
+              f"slowest {self.slowest_cpu[0] * 1000:.0f} ms CPU, {self.slowest_wall * 1000:.0f} ms wall")

@@ -14,9 +14,6 @@ SINGA 0.3.0's own example confs. derandomize=True makes CI reproducible.
 from __future__ import annotations
 
 import os
-import re
-import time
-from collections import Counter
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -25,7 +22,7 @@ from hypothesis import strategies as st
 from scylla_singa.jobconf.errors import JobConfError
 from scylla_singa.jobconf.parse import load_job
 from scylla_singa.jobconf.plan import plan_job
-from tests.security.mutations import mutated
+from tests.security.mutations import Outcomes, mutated
 from tests.unit.singa_source import singa_files
 
 REPO = Path(__file__).resolve().parents[2]
@@ -43,6 +40,10 @@ CLUSTER_FIELDS = ("nworker_groups", "nserver_groups", "nworkers_per_group", "nse
                   "nworkers_per_procs", "nservers_per_procs", "sync_freq", "start_port")
 
 
+def _plan(path: Path) -> None:
+    plan_job(load_job(path))
+
+
 def corpus() -> list[bytes]:
     confs = [p.read_bytes() for p in SEEDS]
     confs += list(singa_files("examples", ".conf").values())
@@ -50,35 +51,9 @@ def corpus() -> list[bytes]:
     return confs
 
 
-class Outcomes:
-    """Counts what the fuzzer saw and checks each outcome; printed at the end for the report."""
-
-    def __init__(self, path: Path) -> None:
-        self.path, self.counts = path, Counter()
-        self.slowest_cpu, self.slowest_wall = (0.0, b""), 0.0
-
-    def check(self, data: bytes) -> None:
-        self.path.write_bytes(data)
-        start, start_cpu = time.monotonic(), time.process_time()
-        try:
-            plan_job(load_job(self.path))
-            self.counts["planned"] += 1
-        except JobConfError as exc:
-            self.counts["refused"] += 1
-            assert re.match(rf"^{re.escape(str(self.path))}:\d+:\d+: \S", str(exc)), \
-                f"refusal without FILE:LINE:COL: {str(exc)[:300]!r} for input {data[:300]!r}"
-        cpu, wall = time.process_time() - start_cpu, time.monotonic() - start
-        self.slowest_cpu, self.slowest_wall = max(self.slowest_cpu, (cpu, data[:200])), max(self.slowest_wall, wall)
-        assert cpu < BUDGET_S, f"took {cpu:.2f} s of CPU (budget {BUDGET_S} s) on input {data[:300]!r}"
-
-    def report(self, name: str) -> None:
-        print(f"\n{name}: {sum(self.counts.values())} inputs, {dict(self.counts)}, "
-              f"slowest {self.slowest_cpu[0] * 1000:.0f} ms CPU, {self.slowest_wall * 1000:.0f} ms wall")
-
-
 def test_mutated_confs_plan_or_are_refused_with_a_position(tmp_path: Path) -> None:
     """Attack: byte, line and token mutations of real confs (non-UTF-8, NaN, 1e8, unclosed braces...)."""
-    outcomes = Outcomes(tmp_path / "job.conf")
+    outcomes = Outcomes(tmp_path / "job.conf", _plan, JobConfError, "planned", BUDGET_S)
 
     @FUZZ
     @given(mutated(corpus()))
@@ -117,7 +92,7 @@ def nested(draw: st.DrawFn) -> bytes:
 
 def test_generated_shapes_and_nesting_plan_or_are_refused_quickly(tmp_path: Path) -> None:
     """Attack: cluster counts from 1 to 2**64 (and NaN, inf, hex, strings), nesting up to 100,000 deep."""
-    outcomes = Outcomes(tmp_path / "job.conf")
+    outcomes = Outcomes(tmp_path / "job.conf", _plan, JobConfError, "planned", BUDGET_S)
 
     @FUZZ
     @given(cluster_sections() | nested())

@@ -14,16 +14,13 @@ reproducible.
 from __future__ import annotations
 
 import os
-import re
-import time
-from collections import Counter
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scylla_singa.placement.policy import PolicyError, builtin_policy_dir, load_policy
-from tests.security.mutations import mutated
+from tests.security.mutations import Outcomes, mutated
 
 # Each parse+plan must cost under a second of this process's CPU. CPU time, not wall time, is asserted:
 # the machines this runs on are shared, and a busy neighbour must not fail it, while every blow-up
@@ -42,35 +39,9 @@ def corpus() -> list[bytes]:
     return policies
 
 
-class Outcomes:
-    """Counts what the fuzzer saw and checks each outcome; printed at the end for the report."""
-
-    def __init__(self, path: Path) -> None:
-        self.path, self.counts = path, Counter()
-        self.slowest_cpu, self.slowest_wall = (0.0, b""), 0.0
-
-    def check(self, data: bytes) -> None:
-        self.path.write_bytes(data)
-        start, start_cpu = time.monotonic(), time.process_time()
-        try:
-            load_policy(str(self.path))
-            self.counts["loaded"] += 1
-        except PolicyError as exc:
-            self.counts["refused"] += 1
-            assert re.match(rf"^{re.escape(str(self.path))}:\d+:\d+: \S", str(exc)), \
-                f"refusal without FILE:LINE:COL: {str(exc)[:300]!r} for input {data[:300]!r}"
-        cpu, wall = time.process_time() - start_cpu, time.monotonic() - start
-        self.slowest_cpu, self.slowest_wall = max(self.slowest_cpu, (cpu, data[:200])), max(self.slowest_wall, wall)
-        assert cpu < BUDGET_S, f"took {cpu:.2f} s of CPU (budget {BUDGET_S} s) on input {data[:300]!r}"
-
-    def report(self, name: str) -> None:
-        print(f"\n{name}: {sum(self.counts.values())} inputs, {dict(self.counts)}, "
-              f"slowest {self.slowest_cpu[0] * 1000:.0f} ms CPU, {self.slowest_wall * 1000:.0f} ms wall")
-
-
 def test_mutated_policies_load_or_are_refused_with_a_position(tmp_path: Path) -> None:
     """Attack: byte, line and token mutations of the built-in policies (non-UTF-8, aliases, tags, brackets...)."""
-    outcomes = Outcomes(tmp_path / "policy.yaml")
+    outcomes = Outcomes(tmp_path / "policy.yaml", lambda path: load_policy(str(path)), PolicyError, "loaded", BUDGET_S)
 
     @FUZZ
     @given(mutated(corpus()))
@@ -128,7 +99,7 @@ def structures(draw: st.DrawFn) -> bytes:
 def test_generated_and_hostile_policies_load_or_are_refused_quickly(tmp_path: Path, monkeypatch) -> None:
     """Attack: alias bombs (10**12 expansions), nesting 100,000 deep, non-scalar keys, wrong types, cycles."""
     monkeypatch.chdir(tmp_path)  # `starts: [policy.yaml]` names the file itself
-    outcomes = Outcomes(tmp_path / "policy.yaml")
+    outcomes = Outcomes(tmp_path / "policy.yaml", lambda path: load_policy(str(path)), PolicyError, "loaded", BUDGET_S)
 
     @FUZZ
     @given(structures())
