@@ -72,7 +72,9 @@ class ApiServer:
         self._loop.run_forever()
 
     async def _serve(self) -> None:
-        self._runner = web.AppRunner(self.app(), access_log=None)
+        # A stop must not wait on a client still sending (or refused mid-body): handlers are cancelled and
+        # open connections get 2 s, as the master's server does.
+        self._runner = web.AppRunner(self.app(), access_log=None, handler_cancellation=True, shutdown_timeout=2.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()
@@ -82,7 +84,7 @@ class ApiServer:
         loop = self._loop
         if loop is None or not loop.is_running():
             return
-        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), loop).result(10)  # type: ignore[union-attr]
+        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), loop).result(30)  # type: ignore[union-attr]
         loop.call_soon_threadsafe(loop.stop)
         if self._thread:
             self._thread.join(10)

@@ -33,7 +33,7 @@ def test_four_real_singa_processes_train_across_hosts_meeting_in_the_clusters_zo
                 str(conf))
     assert r.returncode == 0, r.stderr[-3000:]
     out = last_json(r.stdout)
-    assert out["state"] == "FINISHED" and out["test_accuracy"] >= 0.90 and out["restarts"] == 0, out
+    assert out["state"] == "FINISHED" and out["test_accuracy"] >= 0.90 and out["restarts"] == 0, str(out)
     assert sorted(p["id"] for p in out["procs"]) == [0, 1, 2, 3]
     hosts = {p["agent"] for p in out["procs"]}
     assert len(hosts) >= 2, out
