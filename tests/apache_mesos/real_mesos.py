@@ -25,6 +25,7 @@ from typing import Any
 from google.protobuf.message import Message
 
 from scylla_singa.cluster import apache_mesos as am
+from scylla_singa.common.waiting import wait_until
 from scylla_singa.mesos.api import recordio
 from scylla_singa.mesos.api import codec
 from scylla_singa.mesos.api.codec import Api, MediaType
@@ -46,10 +47,20 @@ MISSING_MESOS = ("Apache Mesos is not installed for this test: set MESOS_HOME to
 
 
 def start_master(home: Path, work: Path) -> am.MesosDaemon:
-    """A real mesos-master on 127.0.0.1 with an in-memory registry, healthy on return."""
+    """A real mesos-master on 127.0.0.1 with an in-memory registry, leading on return.
+
+    /health answers before the master has elected itself, and until then the scheduler API answers 503
+    "No leader elected": wait for `master/elected` as well."""
     port = am.free_port()
     argv = am.master_argv(am.MesosInstall(home), "127.0.0.1", port, str(work / "master"), str(work / "master-logs"))
-    return am.start("mesos-master", argv, str(work / "master.log"), f"127.0.0.1:{port}", timeout_s=HEALTH_DEADLINE_S)
+    daemon = am.start("mesos-master", argv, str(work / "master.log"), f"127.0.0.1:{port}",
+                      timeout_s=HEALTH_DEADLINE_S)
+    try:
+        wait_until(lambda: am.is_leader(daemon.address), HEALTH_DEADLINE_S, "the real master to elect itself")
+    except BaseException:
+        daemon.stop()
+        raise
+    return daemon
 
 
 def start_agent(home: Path, work: Path, master: str, resources: str = "cpus:2;mem:1024;disk:1024;ports:[31000-31100]",
