@@ -17,6 +17,7 @@ import pytest
 import requests
 
 from scylla_singa.mesos.embedded import EmbeddedMesos
+from scylla_singa.ui.agent_files import sandbox_of as sandbox_in_state
 from tests.support.mesos_framework import TestFramework, task_info
 
 NOBODY_UID = 65534
@@ -73,14 +74,11 @@ def run_task(fw: TestFramework, command: str, *, user: str | None = None, uris: 
 
 
 def sandbox_of(agent_address: str, task_id: str) -> str:
-    """The task's sandbox directory, as the agent's /state says."""
-    state = requests.get(f"http://{agent_address}/state", timeout=10, auth=AUTH).json()
-    for group in ("frameworks", "completed_frameworks"):
-        for fw in state[group]:
-            for ex in fw["executors"] + fw["completed_executors"]:
-                if ex["id"] == task_id:
-                    return ex["directory"]
-    raise AssertionError(f"task {task_id} not in the agent's /state")
+    """The task's sandbox directory, as the agent's /state says (read the way the log viewer reads it)."""
+    directory = sandbox_in_state(requests.get(f"http://{agent_address}/state", timeout=10, auth=AUTH).json(),
+                                 task_id)
+    assert directory is not None, f"task {task_id} not in the agent's /state"
+    return directory
 
 
 def task_stdout(m: EmbeddedMesos, status: dict[str, Any]) -> str:
