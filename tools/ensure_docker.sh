@@ -7,8 +7,8 @@
 # in the background (these machines have no init system to do it).
 set -euo pipefail
 
-NEED_PKGS=(docker.io docker-compose iproute2 iptables debootstrap busybox-static maven)
-NEED_CMDS=(docker dockerd docker-compose ip iptables nsenter debootstrap busybox mvn)
+NEED_PKGS=(docker.io docker-compose iproute2 iptables debootstrap busybox-static maven openssl)
+NEED_CMDS=(docker dockerd docker-compose ip iptables nsenter debootstrap busybox mvn openssl)
 LOG=/var/log/scylla-dockerd.log
 
 engine_answers() { timeout 10 docker info >/dev/null 2>&1; }
@@ -24,7 +24,7 @@ missing_cmds() {
 install_packages() {
   if [[ $(id -u) -ne 0 || ! -x /usr/bin/apt-get ]]; then
     echo "error: missing $(missing_cmds) and cannot install them here (needs root on Debian/Ubuntu)." >&2
-    echo "       install Docker Engine (docker.io), docker-compose, iproute2, iptables, debootstrap, busybox-static and maven, start dockerd, then re-run." >&2
+    echo "       install Docker Engine (docker.io), docker-compose, iproute2, iptables, debootstrap, busybox-static, maven and openssl, start dockerd, then re-run." >&2
     exit 1
   fi
   echo "==> installing ${NEED_PKGS[*]} from Debian"
