@@ -1,4 +1,4 @@
-"""`scylla-singa cluster up|status|down`: a multi-host cluster on one machine."""
+"""`scylla-singa cluster ...`: a multi-host cluster on one machine (up/down), and the group of init/join/leave."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from scylla_singa.cluster.liveness import probe
 from scylla_singa.cluster.lock import ClusterBusy
 from scylla_singa.cluster.state import load, state_path
 from scylla_singa.cluster.up_down import UpError, down, up
+from .membership_commands import init_cmd, join_cmd, leave_cmd, show_member_status, supervise_cmd, token_cmd
 
 _prefix = click.option("--prefix", default=DEFAULT_PREFIX, show_default=True,
                        help="Name prefix of everything the cluster creates (run several clusters side by side).")
@@ -22,15 +23,26 @@ _prefix = click.option("--prefix", default=DEFAULT_PREFIX, show_default=True,
 
 @click.group()
 def cluster() -> None:
-    """A real multi-host cluster on this machine: each host a network
-    namespace with its own Docker engine, all in the host engine's Docker
-    Swarm; Apache HDFS and ZooKeeper; masters and one agent per host.
+    """A cluster on your machines (init/join/leave), or a real multi-host
+    cluster on this one machine (up/down): each host a network namespace
+    with its own Docker engine, all in the host engine's Docker Swarm;
+    Apache HDFS and ZooKeeper; masters and one agent per host.
 
     \b
+    On separate machines (VMs):
+      scylla-singa cluster init --zk --hdfs        # on the first; prints the join line
+      scylla-singa cluster join --token T ADDR     # on each other
+      scylla-singa cluster status
+      scylla-singa cluster leave                   # on each, the first last
+    On this machine:
       scylla-singa cluster up --nodes 3 --masters 2 --zk --hdfs
       scylla-singa cluster status --json
       scylla-singa cluster down
-    Needs root. State: $SCYLLA_HOME/cluster/<prefix>/state.json."""
+    Needs root. State: $SCYLLA_HOME/machine/ and $SCYLLA_HOME/cluster/<prefix>/."""
+
+
+for _command in (init_cmd, join_cmd, token_cmd, leave_cmd, supervise_cmd):
+    cluster.add_command(_command)
 
 
 @cluster.command("up")
@@ -48,6 +60,10 @@ def cluster() -> None:
               help="Masters mark an agent unreachable (its tasks LOST) when it is silent this long, and "
                    "remove a disconnected one after it; e.g. 10s [default: Mesos's, 15s x 5 pings and 75s].")
 @click.option("--no-agents", is_flag=True, help="Only hosts, engines and services: start no masters or agents.")
+@click.option("--machines", "bare_machines", is_flag=True,
+              help="Only bare machines: hosts with their engines and images, outside any swarm, with no masters, "
+                   "agents or services; then run `cluster init` in the first (`ip netns exec`) and `cluster join` "
+                   "in the others, as on separate VMs.")
 @click.option("--mesos", "mesos", type=click.Choice(["ours", "apache"]), default="ours", show_default=True,
               help="Whose masters and agents run: scylla-singa's own, or Apache Mesos's mesos-master and "
                    "mesos-agent (Docker containerizer on each host's engine; masters elect through ZooKeeper "
@@ -62,7 +78,8 @@ def cluster() -> None:
 @click.option("--keep-on-failure", is_flag=True, help="Leave a failed cluster in place to look at (then `down`).")
 @click.option("--json", "as_json", is_flag=True, help="Print the cluster's addresses as JSON when up.")
 def up_cmd(nodes: int, masters: int, hdfs: bool, zk: bool, resources: str, node_resources: tuple[str, ...],
-           images: tuple[str, ...], agent_timeout: str | None, no_agents: bool, mesos: str, mesos_home: str | None,
+           images: tuple[str, ...], agent_timeout: str | None, no_agents: bool, bare_machines: bool, mesos: str,
+           mesos_home: str | None,
            subnet: str, services_subnet: str, prefix: str, keep_on_failure: bool, as_json: bool) -> None:
     """Create the hosts, engines, swarm membership, images, services, masters and agents."""
     from scylla_singa.common.durations import parse_duration
@@ -71,7 +88,8 @@ def up_cmd(nodes: int, masters: int, hdfs: bool, zk: bool, resources: str, node_
     try:
         timeout = parse_duration(agent_timeout, allow_none=True)
         home = _mesos_home(mesos_home) if mesos == "apache" and not no_agents else None
-        config = ClusterConfig(nodes=nodes, masters=masters, hdfs=hdfs, zk=zk, agents=not no_agents,
+        config = ClusterConfig(nodes=nodes, masters=masters, hdfs=hdfs, zk=zk,
+                               agents=not (no_agents or bare_machines), swarm=not bare_machines,
                                prefix=prefix, subnet=subnet, services_subnet=services_subnet,
                                resources=resources, node_resources=_node_resources(node_resources),
                                agent_timeout=timeout, mesos=mesos, mesos_home=home,
@@ -123,8 +141,13 @@ def _node_resources(values: tuple[str, ...]) -> tuple[tuple[int, str], ...]:
 @_prefix
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable: addresses, nodes, agents, services.")
 def status_cmd(prefix: str, as_json: bool) -> None:
-    """Show the cluster's addresses and what of it is alive. Exits 1 when no cluster is up."""
+    """Show the cluster's addresses and what of it is alive. Exits 1 when no cluster is up.
+
+    On a machine of `cluster init`/`join`: every machine of the cluster, its
+    role and health (exit 3 when one is unhealthy)."""
     state = load(state_path(prefix=prefix))
+    if state is None and prefix == DEFAULT_PREFIX and show_member_status(as_json):
+        return
     if state is None:
         if as_json:
             click.echo(json.dumps({"prefix": prefix, "status": "down"}))

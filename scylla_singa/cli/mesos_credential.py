@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from scylla_singa.cluster.state import local_cluster
+from scylla_singa.cluster.local import local_cluster
 from scylla_singa.framework.credential_source import find_credential
 from scylla_singa.mesos.api.credentials import Credential, CredentialsError
 

@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from scylla_singa.cluster.state import local_cluster
+from scylla_singa.cluster.local import local_cluster
 from scylla_singa.framework.mesos_http import MesosHttp, MesosHttpError
 from scylla_singa.jobconf.errors import JobConfError
 from scylla_singa.jobconf.gpus import check_gpus

@@ -19,7 +19,7 @@ import requests
 from rich.console import Console
 from rich.table import Table
 
-from scylla_singa.cluster.state import local_cluster
+from scylla_singa.cluster.local import local_cluster
 from scylla_singa.common.home import allowed_roots, home_refusal, scylla_home
 from scylla_singa.contracts import DEFAULT_COMMAND
 from scylla_singa.framework.log_routing import framework_log_file, route_logs
@@ -61,8 +61,9 @@ def run_options(f):
                           "$SCYLLA_HOME/master/framework.credential; an embedded master needs none."),
         click.option("--policy", default="spread", show_default=True,
                      help=f"Placement policy: {', '.join(builtin_policy_names())}, or a YAML file."),
-        click.option("--deliver", type=click.Choice(["volume", "hdfs"]), default="volume", show_default=True,
-                     help="How job.conf reaches the sandboxes: a read-only bind mount, or HDFS + the Mesos fetcher."),
+        click.option("--deliver", type=click.Choice(["volume", "hdfs"]), default=None,
+                     help="How job.conf reaches the sandboxes: a read-only bind mount, or HDFS + the Mesos fetcher "
+                          "[default: hdfs on a cluster of separate machines (`cluster init`/`join`), else volume]."),
         click.option("--hdfs", metavar="URL", help="WebHDFS address for --deliver hdfs, e.g. http://namenode:9870."),
         click.option("--volume-root", type=click.Path(file_okay=False, path_type=Path),
                      help="Where per-job directories go for --deliver volume (must be under an allowed root; "

@@ -82,6 +82,9 @@ class ClusterConfig:
     # mesos-agent of the Mesos install at `mesos_home`).
     mesos: str = "ours"
     mesos_home: str | None = None
+    # Node engines join the host engine's swarm. Without: bare machines (namespace, engine, images), each
+    # outside any swarm, for `cluster init` and `cluster join` to make a cluster of.
+    swarm: bool = True
 
     def __post_init__(self) -> None:
         if not _PREFIX_RE.match(self.prefix):
@@ -121,6 +124,9 @@ class ClusterConfig:
                 raise ConfigError(f"--mesos apache with {self.masters} masters: Mesos's replicated log needs a "
                                   f"majority ({self.masters // 2 + 1} of {self.masters}), so losing one master "
                                   "would stop the cluster; use an odd number (1, 3 or 5)")
+        if not self.swarm and (self.agents or self.hdfs or self.zk):
+            raise ConfigError("bare machines (--machines) run no masters, agents or services: `cluster init` on "
+                              "the first starts them; leave out --hdfs and --zk")
         if self.agent_timeout is not None and not 1 <= self.agent_timeout <= 3600:
             raise ConfigError(f"--agent-timeout must be between 1s and 1h, not {self.agent_timeout:g}s")
 

@@ -198,9 +198,9 @@ def node(config: ClusterConfig, spec: NodeSpec, masters_use_zk: bool = True) -> 
                      "cgroup_parent": spec.cgroup_parent, "log": spec.log, "timeout_s": 60}),
            # Job overlays must not reach each other through the node's docker_gwbridge either.
            Resource("job_isolation", f"{spec.name}-isolation", {"netns": spec.name}),
-           Resource("swarm_member", f"{spec.name}-swarm",
-                    {"node": spec.name, "socket": spec.socket, "address": spec.address,
-                     "subnet": config.subnet, "timeout_s": 60}),
+           *([Resource("swarm_member", f"{spec.name}-swarm",
+                       {"node": spec.name, "socket": spec.socket, "address": spec.address,
+                        "subnet": config.subnet, "timeout_s": 60})] if config.swarm else []),
            Resource("images", f"{spec.name}-images",
                     {"node": spec.name, "socket": spec.socket, "images": list(config.images),
                      "cache": str(config.data_dir / "cache")})]

@@ -20,6 +20,9 @@ from scylla_singa.common.waiting import wait_until
 from scylla_singa.contracts import CLUSTER_LABEL
 
 
+HOST_NETWORK = "host"
+
+
 class ServiceError(RuntimeError):
     """A service container did not start or become healthy; the message has its log's end."""
 
@@ -48,9 +51,10 @@ def remove_network(host: docker.DockerClient, name: str, **_: object) -> None:
 
 
 def start(host: docker.DockerClient, name: str, image: str, network: str, address: str, label: str,
-          env: dict[str, str], data_dir: str, uid: int) -> dict:
+          env: dict[str, str], data_dir: str, uid: int, restart: bool = False) -> dict:
     """Start the service container (keep a running one). Returns {id}. Does not wait for health.
 
+    With `restart`, the engine restarts it after a crash or a reboot (a machine's long-lived service).
     Its /data is `data_dir` on the host (owned by the image's user `uid`), so
     the cluster's directory holds the service's state and no Docker volume
     is left behind.
@@ -71,12 +75,20 @@ def start(host: docker.DockerClient, name: str, image: str, network: str, addres
     os.makedirs(data_dir, exist_ok=True)
     os.chown(data_dir, uid, uid)
     api = host.api
+    # network "host": the engine's own network namespace (a machine of `cluster init`, where the service
+    # listens on the machine's address); otherwise a bridge network with the service's fixed address.
+    on_bridge = network != HOST_NETWORK
     created = api.create_container(
-        image, name=name, hostname=name, environment=env, labels={CLUSTER_LABEL: label, "scylla.service": name},
-        volumes=["/data"],
+        image, name=name, hostname=name if on_bridge else None, environment=env,
+        labels={CLUSTER_LABEL: label, "scylla.service": name}, volumes=["/data"],
         host_config=api.create_host_config(network_mode=network, init=True, binds={data_dir: {"bind": "/data",
-                                                                                               "mode": "rw"}}),
-        networking_config=api.create_networking_config({network: api.create_endpoint_config(ipv4_address=address)}))
+                                                                                               "mode": "rw"}},
+                                           restart_policy={"Name": "unless-stopped"} if restart else None,
+                                           # on the host's network the container has the engine's hostname,
+                                           # which the JVM resolves at start: give it the machine's address
+                                           extra_hosts=None if on_bridge else {host.info()["Name"]: address}),
+        networking_config=api.create_networking_config({network: api.create_endpoint_config(ipv4_address=address)})
+        if on_bridge else None)
     api.start(created["Id"])
     return {"id": created["Id"]}
 

@@ -5,9 +5,10 @@ every resource `up` created, in order, each with the facts its creation
 returned (pids, swarm node ids). A resource is written *before* it is
 created, so a crash leaves it listed and `down` still destroys it.
 
-Other parts read a running cluster through `local_cluster()`:
+Other parts read a running cluster through `scylla_singa.cluster.local.local_cluster()`
+(a cluster-in-a-box, as here, or the cluster this machine joined):
 
-    from scylla_singa.cluster.state import local_cluster
+    from scylla_singa.cluster.local import local_cluster
     info = local_cluster()            # None when no cluster is up
     info.master                       # "zk://172.31.241.10:2181/mesos" or "172.31.240.11:5050"
     info.webhdfs                      # "http://172.31.241.20:9870" or None
@@ -111,6 +112,9 @@ class ClusterInfo:
     services: dict[str, str]      # service name -> container name
     mesos: str = "ours"           # whose masters and agents: "ours" or "apache" (Apache Mesos)
     credential_file: str | None = None   # the framework credential its masters and agents accept
+    # Whether every agent sees this machine's files at the same paths (a cluster-in-a-box does; machines
+    # joined with `cluster init`/`join` do not, so job files go through HDFS).
+    shared_files: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -146,7 +150,7 @@ def info(state: State) -> ClusterInfo:
                        in started else None)
 
 
-def local_cluster(home: str | os.PathLike | None = None, prefix: str | None = None) -> ClusterInfo | None:
+def box_cluster(home: str | os.PathLike | None = None, prefix: str | None = None) -> ClusterInfo | None:
     """The cluster `scylla-singa cluster up` left running on this machine, or None.
 
     Without a prefix: the default prefix's cluster when it is up, else the
@@ -157,10 +161,10 @@ def local_cluster(home: str | os.PathLike | None = None, prefix: str | None = No
     if prefix is not None:
         state = load(state_path(home, prefix))
         return info(state) if state is not None and state.status == "up" else None
-    default = local_cluster(home, DEFAULT_PREFIX)
+    default = box_cluster(home, DEFAULT_PREFIX)
     if default is not None:
         return default
     root = Path(home or home_path()) / "cluster"
     up = [found for d in (sorted(root.iterdir()) if root.is_dir() else [])
-          if d.is_dir() and (found := local_cluster(home, d.name)) is not None]
+          if d.is_dir() and (found := box_cluster(home, d.name)) is not None]
     return up[0] if len(up) == 1 else None

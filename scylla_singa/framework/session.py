@@ -66,13 +66,14 @@ class UsageError(Exception):
 
 
 class LocalCluster(Protocol):
-    """What the framework reads of a running cluster-in-a-box (scylla_singa.cluster.state.ClusterInfo)."""
+    """What the framework reads of the cluster this machine runs or belongs to (scylla_singa.cluster.state.ClusterInfo)."""
 
     master: str
     masters: list[str]
     webhdfs: str | None
     zk_hosts: str | None
     credential_file: str | None    # the framework credential its masters accept
+    shared_files: bool             # False: its agents' machines do not see this machine's files (init/join)
 
 
 class EmbeddedMaster(Protocol):
@@ -104,7 +105,7 @@ class RunOptions:
     image: str = "singa:latest"
     master: str | None = None
     policy: str = "spread"
-    deliver: str = "volume"
+    deliver: str | None = None      # None: chosen by `resolve_delivery`
     hdfs: str | None = None
     volume_root: Path | None = None
     max_restarts: int = 2
@@ -173,7 +174,7 @@ def resolve_runtime(opts: RunOptions, labels_of: Callable[[str], dict[str, str] 
             opts.zk = parse_zk_hosts(opts.zk)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-    if opts.workspace_dir is not None and opts.deliver != "volume":
+    if opts.workspace_dir is not None and opts.deliver not in (None, "volume"):
         raise UsageError("--workspace is a host directory mounted into the containers: it needs --deliver volume")
     return kind
 
@@ -201,6 +202,25 @@ def build_specs(conf_paths: list[str], opts: RunOptions, kind: RuntimeKind | Non
                              max_processes=lim.max_processes, max_groups=lim.max_groups,
                              max_workers=lim.max_workers, max_servers=lim.max_servers))
     return specs
+
+
+def resolve_delivery(opts: RunOptions, kind: RuntimeKind,
+                     local_cluster: Callable[[], LocalCluster | None] = lambda: None) -> None:
+    """Choose how job files travel when the user did not say, and refuse volume delivery where the
+    agents' machines cannot see this machine's files (a cluster of `cluster init`/`join`): HDFS there,
+    a bind mount of this machine's job directory everywhere else. Raises UsageError."""
+    info = local_cluster()
+    apart = (info is not None and not getattr(info, "shared_files", True)
+             and (opts.master is None or opts.master in (info.master, *info.masters)))
+    if opts.deliver is None:
+        opts.deliver = "hdfs" if apart and not kind.apache_singa else "volume"
+    if apart and opts.deliver == "volume":
+        why = (f" {opts.image} is Apache SINGA 0.3.0, which needs local files for its checkpoints (so no HDFS "
+               "delivery either): run it on a cluster of one machine (`cluster up`) or the embedded default"
+               if kind.apache_singa else " use --deliver hdfs (the default on such a cluster)")
+        raise UsageError("--deliver volume: the machines of this cluster (made with `cluster init`/`join`) do not "
+                         "see this machine's files, so containers on the others could not mount the job's "
+                         f"directory;{why}")
 
 
 def make_delivery(opts: RunOptions, local_cluster: Callable[[], LocalCluster | None] = lambda: None):
@@ -495,6 +515,7 @@ def report(jobs: list[Job], console: Console, as_json: bool) -> int:
 def run_jobs(conf_paths: list[str], opts: RunOptions, wiring: SessionWiring = SessionWiring()) -> int:
     console = Console(stderr=opts.as_json, soft_wrap=True)  # whole lines: logs are grepped
     kind = resolve_runtime(opts)
+    resolve_delivery(opts, kind, wiring.local_cluster)
     specs = build_specs(conf_paths, opts, kind)
     make_delivery(opts, wiring.local_cluster)  # refuse a bad volume root before anything starts
     if opts.workspace_dir is not None:

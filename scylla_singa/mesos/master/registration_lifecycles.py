@@ -142,7 +142,8 @@ class AgentDisconnected:
 
 @dataclass(frozen=True)
 class AgentUnreachable:
-    """Its link did not answer pings for agent_ping_misses intervals (Mesos marks it unreachable)."""
+    """Its link did not answer pings for agent_ping_misses intervals (Mesos marks it unreachable), or the
+    operator marked it gone (MARK_AGENT_GONE)."""
 
     message: str | None = None
 
@@ -208,6 +209,8 @@ AGENT_TABLE: TransitionTable[LifecycleRow] = TransitionTable(
                                                             StartReregisterTimer)),
         ("CONNECTED", AgentUnreachable): ("REMOVED", (RemoveAgent,)),
         ("DISCONNECTED", AgentReregisterTimeout): ("REMOVED", (RemoveAgent,)),
+        # MARK_AGENT_GONE of an agent that already left (`cluster leave` stops it, then marks it gone).
+        ("DISCONNECTED", AgentUnreachable): ("REMOVED", (RemoveAgent,)),
         # Late or repeated: nothing to do.
         ("DISCONNECTED", AgentDisconnected): (None, ()),
         ("CONNECTED", AgentReregisterTimeout): (None, ()),

@@ -8,7 +8,7 @@ import pytest
 
 from scylla_singa.cluster.config import ClusterConfig
 from scylla_singa.cluster.resource_plan import plan
-from scylla_singa.cluster.state import Entry, State, info, load, local_cluster, save, state_path
+from scylla_singa.cluster.state import Entry, State, info, load, box_cluster, save, state_path
 
 
 def _facts(r) -> dict:
@@ -34,7 +34,7 @@ def test_state_round_trips_through_the_file(tmp_path: Path) -> None:
 
 def test_a_missing_state_file_means_no_cluster(tmp_path: Path) -> None:
     assert load(tmp_path / "nope.json") is None
-    assert local_cluster(home=tmp_path) is None
+    assert box_cluster(home=tmp_path) is None
 
 
 def test_a_corrupt_state_file_is_an_error_that_says_what_to_do(tmp_path: Path) -> None:
@@ -64,23 +64,23 @@ def test_skipped_masters_and_agents_are_not_advertised() -> None:
     assert i.master is None and i.masters == [] and all(n.agent is None for n in i.nodes)
 
 
-def test_local_cluster_is_only_a_cluster_that_is_up(tmp_path: Path) -> None:
+def test_box_cluster_is_only_a_cluster_that_is_up(tmp_path: Path) -> None:
     cfg = ClusterConfig(nodes=1, home=str(tmp_path))
     save(_state(cfg, status="starting"))
-    assert local_cluster(home=tmp_path) is None
+    assert box_cluster(home=tmp_path) is None
     save(_state(cfg, status="up"))
-    found = local_cluster(home=tmp_path)
+    found = box_cluster(home=tmp_path)
     assert found is not None and found.state_file == str(state_path(tmp_path)) and found.status == "up"
 
 
 def test_without_a_prefix_the_default_or_the_only_cluster_up_is_found(tmp_path: Path) -> None:
     first = ClusterConfig(nodes=1, home=str(tmp_path), prefix="lab")
     save(_state(first, status="up"))
-    found = local_cluster(home=tmp_path)
+    found = box_cluster(home=tmp_path)
     assert found is not None and found.prefix == "lab"  # the only one up
     second = ClusterConfig(nodes=1, home=str(tmp_path), prefix="lab2")
     save(_state(second, status="up"))
-    assert local_cluster(home=tmp_path) is None  # two up, neither the default: no guessing
-    assert local_cluster(home=tmp_path, prefix="lab2").prefix == "lab2"
+    assert box_cluster(home=tmp_path) is None  # two up, neither the default: no guessing
+    assert box_cluster(home=tmp_path, prefix="lab2").prefix == "lab2"
     save(_state(ClusterConfig(nodes=1, home=str(tmp_path)), status="up"))
-    assert local_cluster(home=tmp_path).prefix == "scylla"  # the default wins
+    assert box_cluster(home=tmp_path).prefix == "scylla"  # the default wins

@@ -181,9 +181,10 @@ def test_framework_transitions(state, event, to, instructions) -> None:
      [rl.DeactivateAgent(), rl.RescindAgentOffers(), rl.StartReregisterTimer()]),
     ("CONNECTED", rl.AgentUnreachable("no pongs for 10s"), "REMOVED", [rl.RemoveAgent("no pongs for 10s")]),
     ("DISCONNECTED", rl.AgentReregisterTimeout(), "REMOVED", [rl.RemoveAgent(None)]),
+    ("DISCONNECTED", rl.AgentUnreachable("marked gone"), "REMOVED", [rl.RemoveAgent("marked gone")]),
     ("REMOVED", rl.AgentDisconnected(), "REMOVED", []),
 ], ids=["register", "reregister-after-master-restart", "come-back", "link-closes", "unreachable",
-        "never-came-back", "late-link-close"])
+        "never-came-back", "gone-after-it-left", "late-link-close"])
 def test_agent_link_transitions(state, event, to, instructions) -> None:
     a = rl.AgentLinkLifecycle(state)
     assert a.handle(event) == instructions and a.state == to
