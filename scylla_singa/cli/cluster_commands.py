@@ -15,7 +15,8 @@ from scylla_singa.cluster.liveness import probe
 from scylla_singa.cluster.lock import ClusterBusy
 from scylla_singa.cluster.state import load, state_path
 from scylla_singa.cluster.up_down import UpError, down, up
-from .membership_commands import init_cmd, join_cmd, leave_cmd, show_member_status, supervise_cmd, token_cmd
+from .membership_commands import (guard_cmd, init_cmd, join_cmd, leave_cmd, show_member_status, supervise_cmd,
+                                  token_cmd)
 
 _prefix = click.option("--prefix", default=DEFAULT_PREFIX, show_default=True,
                        help="Name prefix of everything the cluster creates (run several clusters side by side).")
@@ -41,7 +42,7 @@ def cluster() -> None:
     Needs root. State: $SCYLLA_HOME/machine/ and $SCYLLA_HOME/cluster/<prefix>/."""
 
 
-for _command in (init_cmd, join_cmd, token_cmd, leave_cmd, supervise_cmd):
+for _command in (init_cmd, join_cmd, token_cmd, leave_cmd, supervise_cmd, guard_cmd):
     cluster.add_command(_command)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from scylla_singa.cluster import member_status, membership, supervisor
+from scylla_singa.cluster import member_guard, member_status, membership, supervisor
 from scylla_singa.cluster.member_state import FIRST, load_member
 from scylla_singa.cluster.membership import AgentOptions, InitOptions, MembershipError
 from .param_types import Duration
@@ -196,6 +196,17 @@ def show_member_status(as_json: bool) -> bool:
     if report["errors"] or any(m["health"] != "ok" for m in report["machines"]):
         sys.exit(3)
     return True
+
+
+@click.command("guard", hidden=True)
+@click.option("--ports", required=True, help="Comma-separated TCP ports to keep to the swarm's machines.")
+def guard_cmd(ports: str) -> None:
+    """Keep PORTS to this machine and the swarm's nodes, following the swarm (what `init` supervises)."""
+    try:
+        numbers = [int(p) for p in ports.split(",") if p]
+    except ValueError:
+        raise click.BadParameter(f"{ports!r}: expected ports like 2181,9870", param_hint="--ports") from None
+    sys.exit(member_guard.run_guard(numbers))
 
 
 @click.command("supervise", hidden=True)

@@ -48,6 +48,7 @@ class MemberState:
     zk_hosts: str | None = None
     swarm: str | None = None                 # "initialised" | "joined" | "kept"
     services: list[str] = field(default_factory=list)  # container names on this machine's engine
+    guarded_ports: list[int] = field(default_factory=list)  # ports member_guard keeps to the cluster's machines
     supervised: list[Supervised] = field(default_factory=list)
     secrets_dir: str | None = None
     token_id: str | None = None              # the token this machine joined with
@@ -59,7 +60,7 @@ class MemberState:
     def to_dict(self) -> dict[str, Any]:
         return {"version": VERSION, "role": self.role, "cluster": self.cluster, "address": self.address,
                 "status": self.status, "master": self.master, "masters": self.masters, "webhdfs": self.webhdfs,
-                "zk_hosts": self.zk_hosts, "swarm": self.swarm, "services": self.services,
+                "zk_hosts": self.zk_hosts, "swarm": self.swarm, "services": self.services, "guarded_ports": self.guarded_ports,
                 "supervised": [s.to_dict() for s in self.supervised], "secrets_dir": self.secrets_dir,
                 "token_id": self.token_id, "tokens": self.tokens, "agent_hostname": self.agent_hostname,
                 "joined_at": self.joined_at}
@@ -69,6 +70,7 @@ class MemberState:
         return cls(role=d["role"], cluster=d["cluster"], address=d["address"], status=d.get("status", "joining"),
                    master=d.get("master"), masters=list(d.get("masters") or []), webhdfs=d.get("webhdfs"),
                    zk_hosts=d.get("zk_hosts"), swarm=d.get("swarm"), services=list(d.get("services") or []),
+                   guarded_ports=[int(p) for p in d.get("guarded_ports") or []],
                    supervised=[Supervised.from_dict(s) for s in d.get("supervised") or []],
                    secrets_dir=d.get("secrets_dir"), token_id=d.get("token_id"), tokens=list(d.get("tokens") or []),
                    agent_hostname=d.get("agent_hostname"), joined_at=float(d.get("joined_at", 0)), path=path)

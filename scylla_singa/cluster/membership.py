@@ -37,7 +37,7 @@ from scylla_singa.mesos.api.credentials import (AGENT_CREDENTIAL_FILE, CREDENTIA
                                                 ensure_master_credentials, load_credential, write_private)
 from scylla_singa.swarm.overlays import (SwarmError, default_advertise_address, ensure_job_isolation, ensure_swarm,
                                          host_addresses)
-from . import services, supervisor
+from . import member_guard, services, supervisor
 from .config import AGENT_PORT, MASTER_PORT
 from .join_token import JoinToken, JoinTokenError, decode, encode, new_token_id
 from .machine_facts import measure, offered_resources
@@ -48,6 +48,8 @@ Echo = Callable[[str], None]
 MASTER_PORT_STEP = 10          # masters of one machine: 5050, 5060, 5070
 DEFAULT_TOKEN_TTL_S = 24 * 3600.0
 SERVICE_IMAGES = {"zookeeper": "scylla-zookeeper:latest", "hdfs": "scylla-hdfs:latest"}
+# The ports of the services, which have no authentication: member_guard keeps them to the cluster's machines.
+SERVICE_PORTS = {"zookeeper": (2181,), "hdfs": (8020, 9870, 9864, 9866, 9867)}
 SERVICE_LABEL = "machine"      # the services' scylla.cluster label on a member's engine
 DRAIN_TIMEOUT_S = 300.0
 GWBRIDGE = "docker_gwbridge"   # the bridge an engine makes when it enters a swarm
@@ -194,10 +196,13 @@ def init(opts: InitOptions, echo: Echo = print) -> tuple[MemberState, str]:
         state.secrets_dir = str(secrets)
         state.save()
         ensure_master_credentials(secrets)
-        for wanted, name in ((opts.zk, "zookeeper"), (opts.hdfs, "hdfs")):
-            if wanted:
-                step = name
-                _start_service(state, client, name)
+        wanted = [name for asked, name in ((opts.zk, "zookeeper"), (opts.hdfs, "hdfs")) if asked]
+        if wanted:
+            step = "the guard of the services' ports"
+            _guard(state, [p for name in wanted for p in SERVICE_PORTS[name]], use_systemd)
+        for name in wanted:
+            step = name
+            _start_service(state, client, name)
         state.zk_hosts = f"{address}:2181" if opts.zk else None
         state.webhdfs = f"http://{address}:9870" if opts.hdfs else None
         for i in range(1, opts.masters + 1):
@@ -213,7 +218,7 @@ def init(opts: InitOptions, echo: Echo = print) -> tuple[MemberState, str]:
         state.status = "member"
         state.save()
     except (MembershipError, supervisor.SupervisorError, services.ServiceError, SwarmError, CredentialsError,
-            docker.errors.DockerException, TimeoutError, OSError) as exc:
+            member_guard.GuardError, docker.errors.DockerException, TimeoutError, OSError) as exc:
         echo(f"cluster init failed at {step}: {exc}\nundoing what was made")
         leave(force=True, echo=echo)
         raise MembershipError(f"cluster init failed at {step}: {exc}") from None
@@ -233,6 +238,15 @@ def _init_swarm(state: MemberState, client: docker.DockerClient) -> None:
         state.save()
         ensure_swarm(client, state.address)
     state.save()
+
+
+def _guard(state: MemberState, ports: list[int], use_systemd: bool) -> None:
+    """Close the ports to all but this machine before the services open them, then let `cluster guard`
+    open them to each machine that joins the swarm."""
+    state.guarded_ports = ports
+    state.save()
+    member_guard.install(ports, set(host_addresses()))
+    _supervise(state, "guard", _cli("cluster", "guard", "--ports", ",".join(map(str, ports))), use_systemd)
 
 
 def _start_service(state: MemberState, client: docker.DockerClient, name: str) -> None:
@@ -475,6 +489,11 @@ def leave(force: bool = False, keep_data: bool = False, drain_timeout_s: float =
         except (supervisor.SupervisorError, TimeoutError, OSError) as exc:
             problems.append(f"{record.name}: {exc}")
     problems += _remove_services(state)
+    if state.guarded_ports:
+        try:
+            member_guard.remove(state.guarded_ports)
+        except (member_guard.GuardError, OSError, subprocess.TimeoutExpired) as exc:
+            problems.append(f"guard: {exc}")
     problems += _leave_swarm(state, echo)
     if not keep_data:
         shutil.rmtree(machine_dir(), ignore_errors=True)

@@ -113,6 +113,19 @@ def test_init_prints_the_join_line_and_the_ports_and_status_lists_every_machine(
     assert requests.get(f"http://{vms.vm(2).address}:5051/state", timeout=10).status_code == 401
 
 
+def test_hdfs_which_has_no_authentication_answers_only_the_clusters_machines(vms: VmCluster) -> None:
+    first = vms.vm(1).address
+    for port in (9870, 8020, 9864):
+        assert vms.vm(2).reaches(first, port) and vms.vm(3).reaches(first, port), port
+        assert not vms.vm(4).reaches(first, port), f"port {port} answers a machine outside the cluster"
+    try:   # nor the host, which is on the same network but no member
+        requests.get(f"http://{first}:9870/webhdfs/v1/?op=LISTSTATUS", timeout=3)
+        raise AssertionError("WebHDFS answered the host, which is no member")
+    except requests.ConnectionError:
+        pass
+    assert vms.vm(4).reaches(first, 5050)   # the master (authenticated) is open to whoever may join
+
+
 def test_a_six_process_job_goes_through_hdfs_and_runs_across_the_three_machines(vms: VmCluster) -> None:
     r = vms.vm(1).run("run", "--image", "singa-py:latest", "--json", str(DOWNPOUR), timeout=600)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]

@@ -56,6 +56,17 @@ class Machine:
         with open(out, "w") as o, open(out.with_suffix(".err"), "w") as e:
             return subprocess.Popen(self.argv(*args), cwd=REPO, stdout=o, stderr=e, text=True)
 
+    def reaches(self, address: str, port: int, timeout_s: float = 3.0) -> bool:
+        """Whether a TCP connection from this machine to address:port is accepted."""
+        probe = (f"import socket; socket.create_connection(({address!r}, {port}), {timeout_s})")
+        r = subprocess.run(["nsenter", f"--net={netns_path(self.node.name)}", sys.executable, "-c", probe],
+                           capture_output=True, text=True, timeout=timeout_s + 30)
+        return r.returncode == 0
+
+    def iptables_rules(self) -> str:
+        return subprocess.run(["nsenter", f"--net={netns_path(self.node.name)}", "iptables", "-w", "10", "-S"],
+                              capture_output=True, text=True, timeout=60).stdout
+
     def engine(self) -> docker.DockerClient:
         return docker.DockerClient(base_url=self.node.docker_host, timeout=120)
 
@@ -74,6 +85,7 @@ class Machine:
                 left.append(f"swarm membership ({state})")
         finally:
             c.close()
+        left += [f"iptables: {line}" for line in self.iptables_rules().splitlines() if "SCYLLA" in line]
         for pid in netns_pids(self.node.name):
             try:
                 comm = Path(f"/proc/{pid}/comm").read_text().strip()
