@@ -47,3 +47,14 @@ def test_the_documented_command_line_gives_the_documented_cluster(captured, tmp_
 def test_bad_flags_are_usage_errors_before_anything_is_made(captured, args, error) -> None:
     r = CliRunner().invoke(cluster_cli.cluster, ["up", *args])
     assert r.exit_code == 2 and error in r.output and not captured, r.output
+
+
+def test_machines_flag_makes_bare_machines_for_init_and_join(captured, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("SCYLLA_HOME", str(tmp_path))
+    r = CliRunner().invoke(cluster_cli.cluster, ["up", "--machines", "--nodes", "3"])
+    assert r.exit_code == 1 and "stopped here by the test" in r.output
+    (config,) = captured
+    assert (config.nodes, config.swarm, config.agents) == (3, False, False)
+    assert not any(s.kind in ("swarm_member", "process") for s in plan(config))
+    refused = CliRunner().invoke(cluster_cli.cluster, ["up", "--machines", "--hdfs"])
+    assert refused.exit_code == 2 and "bare machines" in refused.output
