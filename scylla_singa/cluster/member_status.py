@@ -17,6 +17,7 @@ import docker.errors
 import requests
 
 from scylla_singa.mesos.api.credentials import AGENT_CREDENTIAL_FILE, CredentialsError, load_credential
+from . import master_client
 from .member_state import FIRST, MemberState
 
 
@@ -88,16 +89,14 @@ def gather(state: MemberState) -> dict[str, Any]:
         first_health.update(_services_health(state.services))
     agents = []
     if cred is not None:
-        for m in state.masters:
-            try:
-                got = requests.get(f"http://{m}/master/slaves", headers=cred.headers(), timeout=10)
-                if got.status_code == 200:
-                    agents = got.json().get("slaves", [])
-                    break
-            except requests.RequestException:
-                continue
-        else:
-            errors.append(f"no master answers at {', '.join(state.masters)}")
+        try:
+            got = master_client.call(state.masters, cred, "GET", "/master/slaves")
+            if got.status_code == 200:
+                agents = got.json().get("slaves", [])
+            else:
+                errors.append(f"the master answered {got.status_code} to /master/slaves")
+        except master_client.MasterUnreachable as exc:
+            errors.append(str(exc))
     rows = machine_rows(state, agents, first_health, _swarm_nodes())
     return {"cluster": state.cluster, "role": state.role, "address": state.address, "status": state.status,
             "master": state.master, "webhdfs": state.webhdfs, "zk_hosts": state.zk_hosts,

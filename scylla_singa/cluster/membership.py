@@ -37,7 +37,7 @@ from scylla_singa.mesos.api.credentials import (AGENT_CREDENTIAL_FILE, CREDENTIA
                                                 ensure_master_credentials, load_credential, write_private)
 from scylla_singa.swarm.overlays import (SwarmError, default_advertise_address, ensure_job_isolation, ensure_swarm,
                                          host_addresses)
-from . import member_guard, services, supervisor
+from . import master_client, member_guard, services, supervisor
 from .config import AGENT_PORT, MASTER_PORT
 from .join_token import JoinToken, JoinTokenError, decode, encode, new_token_id
 from .machine_facts import measure, offered_resources
@@ -52,6 +52,7 @@ SERVICE_IMAGES = {"zookeeper": "scylla-zookeeper:latest", "hdfs": "scylla-hdfs:l
 SERVICE_PORTS = {"zookeeper": (2181,), "hdfs": (8020, 9870, 9864, 9866, 9867)}
 SERVICE_LABEL = "machine"      # the services' scylla.cluster label on a member's engine
 DRAIN_TIMEOUT_S = 300.0
+JOB_IMAGES = ("singa:latest", "singa-py:latest")   # what jobs run on: built on each machine, no registry
 GWBRIDGE = "docker_gwbridge"   # the bridge an engine makes when it enters a swarm
 
 
@@ -128,20 +129,12 @@ def _refuse_if_member() -> None:
                               "`scylla-singa cluster status` shows it, `scylla-singa cluster leave` undoes it")
 
 
-def _http(state_or_masters: MemberState | list[str], cred: Credential, method: str, path: str,
-          **kw: Any) -> requests.Response:
-    """A call to the first master that answers (HTTP Basic with `cred`)."""
-    masters = state_or_masters.masters if isinstance(state_or_masters, MemberState) else state_or_masters
-    last: Exception | None = None
-    for m in masters:
-        try:
-            got = requests.request(method, f"http://{m}{path}", headers=cred.headers(), timeout=10, **kw)
-            if got.status_code in (307, 503):   # a standby master: try the next
-                continue
-            return got
-        except requests.RequestException as exc:
-            last = exc
-    raise MembershipError(f"no master answers at {', '.join(masters)} ({last or 'none is the leader'})")
+def _http(state: MemberState, cred: Credential, method: str, path: str, **kw: Any) -> requests.Response:
+    """A call to the leading master (master_client), as a MembershipError when none answers."""
+    try:
+        return master_client.call(state.masters, cred, method, path, **kw)
+    except master_client.MasterUnreachable as exc:
+        raise MembershipError(str(exc)) from None
 
 
 def _credential(state: MemberState, name: str) -> Credential:
@@ -358,16 +351,15 @@ def read_token(text: str) -> JoinToken:
 def check_token(token: JoinToken, first: str) -> None:
     """Ask the first machine's master whether it takes the token's agent credential (before any change)."""
     try:
-        got = requests.get(f"http://{first}/master/slaves", headers=token.agent.headers(), timeout=10)
-    except requests.RequestException as exc:
-        raise MembershipError(f"cannot reach the first machine's master at {first} ({exc.__class__.__name__}); "
-                              f"check the address and that port {first.rpartition(':')[2]} is open to this "
-                              "machine") from None
+        got = master_client.call([first], token.agent, "GET", "/master/slaves")
+    except master_client.MasterUnreachable as exc:
+        raise MembershipError(f"cannot reach the first machine's master at {first} ({exc}); check the address "
+                              f"and that port {first.rpartition(':')[2]} is open to this machine") from None
     if got.status_code == 401:
         raise MembershipError(f"the master at {first} refused the token's credential: the token is of another "
                               "cluster, or the cluster was made anew; make a new token on the first machine with "
                               "`scylla-singa cluster token`")
-    if got.status_code not in (200, 307):
+    if got.status_code != 200:
         raise MembershipError(f"the master at {first} answered {got.status_code}: {got.text[:200]}")
 
 
@@ -380,6 +372,10 @@ def join(token: JoinToken, first: str, advertise: str | None, agent_options: Age
     use_systemd = _use_systemd(agent_options.supervisor)
     check_token(token, first)
     client = _engine()
+    missing = [tag for tag in JOB_IMAGES if not client.images.list(name=tag)]
+    if missing:
+        echo(f"note: this machine's engine has no {', '.join(missing)}: processes of jobs on those images that "
+             "are placed here will fail to start; build them first (the README's setup command)")
     address = advertise or _route_source(first.rpartition(":")[0])
     address = _address(address)
     state = MemberState(MEMBER, token.cluster, address, master=token.master, masters=[first],

@@ -3,7 +3,8 @@
 Four "machines" (tests/support/machines.py): each its own network namespace
 and address, Docker engine (in no swarm at first), hostname and
 SCYLLA_HOME; they reach each other only through their addresses. `init`
-runs on vm1 (with HDFS), the join line it prints runs as printed on vm2 and
+runs on vm1 (two masters electing through ZooKeeper, HDFS), the join line it
+prints runs as printed on vm2 and
 vm3; vm4 stays outside for the refused tokens. The tests run in file order
 on the one cluster: a job across the three, a killed agent, a machine
 leaving while a job runs elsewhere, and the teardown, after which nothing of
@@ -39,7 +40,7 @@ pytestmark = [pytest.mark.cluster, pytest.mark.docker]
 
 DOWNPOUR = EXAMPLES / "frameworks" / "downpour.conf"     # 6 processes
 HOGWILD = EXAMPLES / "frameworks" / "hogwild.conf"       # 3 processes
-IMAGES = ("singa-py:latest", "scylla-hdfs:latest", "scylla-tiny:latest")
+IMAGES = ("singa-py:latest", "scylla-hdfs:latest", "scylla-zookeeper:latest", "scylla-tiny:latest")
 
 
 @dataclasses.dataclass
@@ -78,7 +79,7 @@ def vms(host_engine: docker.DockerClient, tmp_path_factory: pytest.TempPathFacto
     machines = [Machine(f"vm{s.index}", s, tmp / f"vm{s.index}-home") for s in config.node_specs()]
     try:
         up(config, echo=lambda _: None)
-        init = machines[0].run("cluster", "init", "--hdfs", timeout=600)
+        init = machines[0].run("cluster", "init", "--zk", "--hdfs", "--masters", "2", timeout=600)
         assert init.returncode == 0, init.stdout[-3000:] + init.stderr[-3000:]
         line = next(x.strip() for x in init.stdout.splitlines() if x.strip().startswith("scylla-singa cluster join"))
         vc = VmCluster(machines, line, init.stdout, tmp)
@@ -107,7 +108,8 @@ def test_init_prints_the_join_line_and_the_ports_and_status_lists_every_machine(
         assert rows["vm1"]["role"].startswith("first:") and rows["vm2"]["role"] == "member: agent", report
         assert rows["vm3"]["address"] == vms.vm(3).address
     first = vms.status(1)
-    assert _machine_rows(first)["vm1"]["role"] == "first: master-1, hdfs, agent", first
+    assert _machine_rows(first)["vm1"]["role"] == "first: master-1, master-2, zookeeper, hdfs, agent", first
+    assert first["master"] == f"zk://{vms.vm(1).address}:2181/mesos", first
     refused = vms.vm(1).run("cluster", "leave")   # the first machine goes last
     assert refused.returncode == 1 and "2 other machine(s) are still members" in refused.stderr, refused.stderr
     assert vms.status(1)["status"] == "member"
@@ -118,7 +120,7 @@ def test_init_prints_the_join_line_and_the_ports_and_status_lists_every_machine(
 
 def test_hdfs_which_has_no_authentication_answers_only_the_clusters_machines(vms: VmCluster) -> None:
     first = vms.vm(1).address
-    for port in (9870, 8020, 9864):
+    for port in (9870, 8020, 9864, 2181):
         assert vms.vm(2).reaches(first, port) and vms.vm(3).reaches(first, port), port
         assert not vms.vm(4).reaches(first, port), f"port {port} answers a machine outside the cluster"
     try:   # nor the host, which is on the same network but no member
@@ -126,7 +128,7 @@ def test_hdfs_which_has_no_authentication_answers_only_the_clusters_machines(vms
         raise AssertionError("WebHDFS answered the host, which is no member")
     except requests.ConnectionError:
         pass
-    assert vms.vm(4).reaches(first, 5050)   # the master (authenticated) is open to whoever may join
+    assert vms.vm(4).reaches(first, 5050) and vms.vm(4).reaches(first, 5060)   # masters: authenticated, open
 
 
 def test_a_six_process_job_goes_through_hdfs_and_runs_across_the_three_machines(vms: VmCluster) -> None:
