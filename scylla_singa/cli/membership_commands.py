@@ -9,9 +9,10 @@ from pathlib import Path
 
 import click
 
-from scylla_singa.cluster import member_guard, member_status, membership, supervisor
+from scylla_singa.cluster import first_machine, joining, leaving, member_guard, member_status, supervisor
+from scylla_singa.cluster.first_machine import InitOptions
 from scylla_singa.cluster.member_state import FIRST, load_member
-from scylla_singa.cluster.membership import AgentOptions, InitOptions, MembershipError
+from scylla_singa.cluster.membership import AgentOptions, MembershipError
 from .param_types import Duration
 
 FIRST_PORTS = ("5050/tcp (master; 5060, 5070 for masters 2 and 3)", "2377/tcp (swarm manager)")
@@ -87,7 +88,7 @@ def init_cmd(zk: bool, hdfs: bool, masters: int, advertise: str | None, cluster_
                        agent=not no_agent, token_ttl_s=token_ttl,
                        agent_options=AgentOptions(resources, net_bw, attributes, supervisor_kind))
     try:
-        state, line = membership.init(opts, echo=click.echo)
+        state, line = first_machine.init(opts, echo=click.echo)
     except MembershipError as exc:
         _fail(exc)
     click.echo(f"cluster {state.cluster!r} initialised on {state.address}: master {state.master}")
@@ -126,8 +127,8 @@ def join_cmd(first: str, token_text: str | None, token_file: Path | None, advert
         _fail(MembershipError("give the join token: --token T, --token-file FILE or SCYLLA_JOIN_TOKEN; on the first "
                               "machine, `scylla-singa cluster token` prints one"))
     try:
-        token = membership.read_token(token_text or "")
-        state = membership.join(token, first, advertise, AgentOptions(resources, net_bw, attributes,
+        token = joining.read_token(token_text or "")
+        state = joining.join(token, first, advertise, AgentOptions(resources, net_bw, attributes,
                                                                         supervisor_kind), echo=click.echo)
     except MembershipError as exc:
         _fail(exc)
@@ -145,7 +146,7 @@ def token_cmd(ttl: float, rotate: bool) -> None:
         state = load_member()
         if state is None:
             raise MembershipError("this machine is not a member of a cluster; `scylla-singa cluster init` makes one")
-        click.echo(membership.join_line(state, ttl_s=ttl, rotate=rotate))
+        click.echo(first_machine.join_line(state, ttl_s=ttl, rotate=rotate))
     except (MembershipError, ValueError) as exc:
         _fail(exc)
 
@@ -164,7 +165,7 @@ def leave_cmd(force: bool, drain_timeout: float, keep_data: bool) -> None:
     this stops the masters and services too: leave the others first."""
     _require_root()
     try:
-        problems = membership.leave(force=force, keep_data=keep_data, drain_timeout_s=drain_timeout, echo=click.echo)
+        problems = leaving.leave(force=force, keep_data=keep_data, drain_timeout_s=drain_timeout, echo=click.echo)
     except MembershipError as exc:
         _fail(exc)
     if problems:
