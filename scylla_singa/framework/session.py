@@ -419,7 +419,16 @@ class Session:
         return bool(self.shell and self.shell.kill(job_id))
 
     def follow(self, job_ids: list[str]) -> list[Job]:
-        """Show progress until every job has ended; first Ctrl-C kills them, a second one leaves."""
+        """Show progress until every job has ended; first Ctrl-C (or SIGTERM) kills them, a second one leaves."""
+        assert self.shell is not None
+        previous = _interrupt_on_sigterm()
+        try:
+            return self._follow(job_ids)
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
+
+    def _follow(self, job_ids: list[str]) -> list[Job]:
         assert self.shell is not None
         interrupted = 0
         with ProgressDisplay(self.console, self.book) as display:
@@ -453,6 +462,20 @@ class Session:
 
     def close(self) -> None:
         self.stack.close()
+
+
+def _interrupt_on_sigterm():
+    """Make SIGTERM (`kill`, `systemctl stop`, a CI job's timeout) stop the jobs as a first Ctrl-C does.
+
+    Without it the process died at once: on the embedded default its master and
+    agent died with it and the jobs' containers ran on, owned by no one. Returns
+    the handler it replaced (None off the main thread, where none can be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+    return signal.signal(signal.SIGTERM, interrupt)
 
 
 def _wait_interruptibly(event: threading.Event, timeout_s: float) -> bool:

@@ -93,3 +93,20 @@ def test_killing_the_framework_and_resuming_reconciles_without_duplicates(scylla
         record = scylla.store().load(job)
         assert record.attempt == 1  # nothing was launched twice
         scylla.assert_nothing_left(job)
+
+
+def test_sigterm_to_run_on_the_embedded_default_kills_its_jobs_and_leaves_nothing(scylla, tmp_path) -> None:
+    """`kill PID` (or systemd stopping it) ends the jobs as Ctrl-C does: the embedded master and agent go with
+    the process, so containers left running would belong to no one."""
+    conf = tmp_path / "long.conf"
+    conf.write_text((REPO / "examples/digits-mlp/job.conf").read_text().replace("train_steps: 600",
+                                                                                  "train_steps: 5000000"))
+    p = scylla.start("run", "--json", str(conf))
+    job = wait_until(lambda: scylla.job_ids(), 60, "the job to be submitted")[0]
+    wait_until(lambda: scylla.containers(job, running=True), 120, "the job's container to run")
+    p.send_signal(signal.SIGTERM)
+    p.wait(120)
+    out, err = scylla.output(p)
+    assert p.returncode == 1 and last_json(out)["state"] == "KILLED", err[-3000:]
+    assert "stopping: killing the jobs" in err
+    scylla.assert_nothing_left(job)
