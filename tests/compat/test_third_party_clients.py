@@ -31,7 +31,7 @@ def test_client_does_its_job_against_our_master(process_cluster, name: str) -> N
     driver = try_clients()
     scenarios = {s.name: s for s in driver.scenarios(process_cluster.master_address,
                                                      process_cluster.agent_addresses[0])}
-    outcome = driver.run(scenarios[name])
+    outcome = driver.run(scenarios[name], process_cluster.master_address)
     evidence = "\n".join(outcome.evidence + outcome.background_evidence)
     assert outcome.result == "works", f"{name} did not show {scenarios[name].success!r}; its output:\n{evidence}"
 

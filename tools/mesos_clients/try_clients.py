@@ -26,7 +26,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -117,14 +119,38 @@ def scenarios(master: str, agent: str | None) -> list[Scenario]:
     return out
 
 
-def run(s: Scenario) -> Outcome:
+def _operator_subscribers(master: str) -> float | None:
+    """The master's `master/operator_event_stream_subscribers` (None when it cannot be read)."""
+    try:
+        with urllib.request.urlopen(f"http://{master}/metrics/snapshot", timeout=5) as answer:
+            return float(json.load(answer).get("master/operator_event_stream_subscribers", 0))
+    except (OSError, ValueError):
+        return None
+
+
+def _wait_for(condition, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def run(s: Scenario, master: str) -> Outcome:
     env = {**os.environ, **s.env}
     started = time.monotonic()
     watcher = None
+    watched: list[str] = []
     if s.background:
+        before = _operator_subscribers(master) or 0.0
         watcher = subprocess.Popen(s.background, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
                                    start_new_session=True, text=True)
-        time.sleep(1.0)  # mwatch subscribes before the task starts; its output is what we check
+        reader = threading.Thread(target=lambda: watched.extend(watcher.stdout), daemon=True)  # type: ignore[arg-type]
+        reader.start()
+        # The watcher's output is what is checked: it must be subscribed before the task starts.
+        if not _wait_for(lambda: (_operator_subscribers(master) or 0.0) > before or watcher.poll() is not None, 20):
+            watched.append("(the watcher did not subscribe within 20 s)")
     try:
         done = subprocess.run(s.argv, capture_output=True, text=True, env=env, timeout=s.timeout,
                               start_new_session=True)
@@ -136,11 +162,13 @@ def run(s: Scenario) -> Outcome:
     background: list[str] = []
     ok = re.search(s.success, output, re.M) is not None
     if watcher is not None:
-        time.sleep(2.0)
+        seen = lambda: re.search(s.background_success or "", "".join(watched), re.M) is not None  # noqa: E731
+        _wait_for(seen, 20)   # the watcher reports the task's events shortly after the client's own end
         os.killpg(watcher.pid, signal.SIGTERM)
-        watched = watcher.communicate(timeout=10)[0]
-        background = _tail(watched)
-        ok = ok and re.search(s.background_success or "", watched, re.M) is not None
+        watcher.wait(10)
+        reader.join(10)
+        background = _tail("".join(watched))
+        ok = ok and seen()
     return Outcome(s.name, s.client, s.what, "works" if ok else "fails", code, round(seconds, 1), _tail(output),
                    background)
 
@@ -178,7 +206,7 @@ def main() -> int:
         chosen = [s for s in chosen if any(w in s.name for w in wanted)]
     outcomes = []
     for s in chosen:
-        outcome = run(s)
+        outcome = run(s, args.master)
         outcomes.append(outcome)
         last = _headline(outcome, s)
         print(f"{outcome.result:5s} {outcome.seconds:5.1f}s  {s.name}: {last}", flush=True)
