@@ -7,6 +7,7 @@ import uuid
 
 import click
 import docker
+import docker.errors
 
 from scylla_singa.contracts import JOB_LABEL
 from scylla_singa.swarm.overlay_check import OverlayCheckError, run_overlay_check
@@ -38,7 +39,11 @@ def check(image: str, encrypted: bool) -> None:
 
 
 @swarm.command("gc")
-def gc() -> None:
+@click.option("--down-nodes", is_flag=True,
+              help="Also forget the swarm's worker nodes that are down: machines that left a `cluster init` "
+                   "cluster, or hosts of a cluster whose owner was killed. A machine that is only rebooting "
+                   "would then have to join again.")
+def gc(down_nodes: bool) -> None:
     """Remove job overlays left behind by jobs that are gone (no containers attached)."""
     client = docker.from_env()
     for net in job_networks(client):
@@ -47,3 +52,15 @@ def gc() -> None:
             job = net.attrs.get("Labels", {}).get(JOB_LABEL, net.name)
             remove_job_network(client, job, timeout_s=5)
             click.echo(f"removed {net.name}")
+    if down_nodes:
+        try:
+            nodes = client.nodes.list()
+        except docker.errors.APIError:
+            click.echo("error: --down-nodes needs a swarm manager (this engine is not one)", err=True)
+            sys.exit(1)
+        for node in nodes:
+            attrs = node.attrs
+            if attrs.get("Status", {}).get("State") == "down" and attrs.get("Spec", {}).get("Role") == "worker":
+                node.remove(force=True)
+                click.echo(f"forgot swarm node {attrs.get('Description', {}).get('Hostname', node.id)} "
+                           f"({attrs.get('Status', {}).get('Addr', '?')})")

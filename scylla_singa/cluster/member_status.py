@@ -68,7 +68,7 @@ def machine_rows(state: MemberState, agents: list[dict[str, Any]], first_health:
             name = str(node.get("Description", {}).get("Hostname", "?"))
             if node.get("Status", {}).get("State") == "down":   # it left (or its engine is off) and has no agent
                 rows.append(MachineRow(name, address, "left (swarm node down)", "ok",
-                                       f"`docker node rm {node.get('ID', name)[:12]}` here forgets it"))
+                                       "`scylla-singa swarm gc --down-nodes` on the first machine forgets it"))
             else:
                 rows.append(MachineRow(name, address, "swarm node only", "no agent registered"))
     return rows

@@ -276,6 +276,9 @@ def test_the_cluster_comes_apart_and_leaves_nothing_on_any_machine(vms: VmCluste
     for m in vms.machines[1:3]:
         if (m.home / "machine" / "member.json").exists():
             _leave(m)
+    gc = first.run("swarm", "gc", "--down-nodes")   # the machines that left are forgotten by the swarm too
+    assert gc.returncode == 0 and gc.stdout.count("forgot swarm node") == 2, gc.stdout + gc.stderr
+    assert sorted(_machine_rows(vms.status(1))) == ["vm1"]
     r = first.run("cluster", "leave")
     assert r.returncode == 0, r.stdout + r.stderr
     for m in vms.machines:
