@@ -171,6 +171,14 @@ def test_wrong_damaged_and_expired_tokens_are_refused_before_anything_changes(vm
         assert r.returncode == 1 and message in r.stderr, (what, r.stdout + r.stderr)
         assert "Traceback" not in r.stderr, (what, r.stderr)
         assert vm4.leftovers() == [], (what, vm4.leftovers())
+    # A token made before `cluster token --rotate` passes the master (same credential) but not the swarm
+    # manager: the join is undone and says why.
+    fresh = vms.vm(1).run("cluster", "token", "--rotate", "--ttl", "10m")
+    assert fresh.returncode == 0 and fresh.stdout.startswith("scylla-singa cluster join --token "), fresh.stderr
+    r = vm4.run_line(vms.join_line)
+    assert r.returncode == 1 and "refused this machine" in r.stderr and "undoing what was made" in r.stdout, \
+        r.stdout + r.stderr
+    assert vm4.leftovers() == [], vm4.leftovers()
     rows = _machine_rows(vms.status(1))
     assert sorted(rows) == ["vm1", "vm2", "vm3"]
 
