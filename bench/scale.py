@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +43,9 @@ from .stats import fmt_num, fmt_ratio, fmt_spread, fmt_time, ratio, summarize, v
 
 REPO = Path(__file__).resolve().parent.parent
 CLI = str(REPO / ".venv" / "bin" / "scylla-singa")
+# A checkout whose scylla_singa runs the master and the agents instead of this one (same harness,
+# same interpreter): the before/after of a change to the master, measured back to back.
+CODE_ENV = "SCYLLA_BENCH_SCALE_CODE"
 ANCHOR_S = 1.0
 PAPER_AGENTS = 50_000  # the Mesos paper's largest cluster, where its < 1 s overhead holds
 ANCHOR = "Mesos paper (NSDI 2011): < 1 s at 50,000 agents"
@@ -165,25 +170,54 @@ def _running(counters: dict) -> int:
     return int(counters["launched"]) - ended
 
 
-def one_size(agents: int, cfg: dict[str, Any], work: Path) -> dict[str, Any]:
-    """Bring up master, fleet, background frameworks and probe for `agents` agents; time the probes."""
+def _cli() -> tuple[list[str], Path | None]:
+    """The command that runs `scylla-singa`, and the directory to run it in (the other checkout's)."""
+    code = os.environ.get(CODE_ENV)
+    if not code:
+        return [CLI], None
+    return [sys.executable, "-c", "import sys; from scylla_singa.cli import main; sys.argv[0] = 'scylla-singa'; "
+            "sys.exit(main())"], Path(code)
+
+
+def code_under_test() -> dict[str, str]:
+    """Which checkout and commit the master and agents ran from, and on which event loop."""
+    code = Path(os.environ.get(CODE_ENV) or REPO)
+    try:
+        commit = subprocess.run(["git", "-C", str(code), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = "?"
+    return {"checkout": str(code), "commit": commit, "event_loop": os.environ.get("SCYLLA_EVENT_LOOP") or "default"}
+
+
+def one_size(agents: int, cfg: dict[str, Any], work: Path,
+             on_window: Callable[[dict[str, Child]], None] | None = None) -> dict[str, Any]:
+    """Bring up master, fleet, background frameworks and probe for `agents` agents; time the probes.
+
+    `on_window(children by name)` is called as the probing window starts (bench/scale_profile.py
+    attaches its sampler there)."""
     out: dict[str, Any] = {"agents": agents, "frameworks": cfg["frameworks"]}
     port = free_port()
     master_addr = f"127.0.0.1:{port}"
     env = {**os.environ, "SCYLLA_HOME": str(work / f"home-{agents}"), "PYTHONUNBUFFERED": "1"}
+    cli, code_dir = _cli()
+    code_env = {**env, "PYTHONPATH": str(code_dir)} if code_dir else env
     children: list[Child] = []
     fw_lines: list[dict] = []
     driver = None
     try:
-        master = Child("master", [CLI, "master", "--host", "127.0.0.1", "--port", str(port), "--work-dir",
-                                  str(work / f"master-{agents}")], env=env)
+        # --insecure as in the paper's setup (no authentication); 200 frameworks from one address
+        # need a cap above the default 100 per registrant.
+        master = Child("master", [*cli, "master", "--host", "127.0.0.1", "--port", str(port), "--work-dir",
+                                  str(work / f"master-{agents}"), "--insecure", "--max-frameworks-per-principal",
+                                  str(cfg["frameworks"] + 10)], env=code_env, cwd=code_dir)
         children.append(master)
         metrics = Metrics(master_addr)
         wait_until(lambda: metrics.get(), 30, "the master to answer", interval_s=0.2)
         t = time.monotonic()
-        fleet = Child("fleet", [CLI, "agent", "--master", master_addr, "--simulate", "--count", str(agents),
-                                "--port", "0", "--resources", AGENT_RESOURCES, "--hostname", "sim",
-                                "--work-dir", str(work / f"agent-{agents}")], env=env)
+        fleet = Child("fleet", [*cli, "agent", "--master", master_addr, "--simulate", "--count", str(agents),
+                                "--port", "0", "--resources", AGENT_RESOURCES, "--hostname", "sim", "--insecure",
+                                "--work-dir", str(work / f"agent-{agents}")], env=code_env, cwd=code_dir)
         children.append(fleet)
         wait_until(lambda: metrics.get().get("master/slaves_active", 0) >= agents, 60 + agents / 100,
                    f"{agents} agents to register", interval_s=2.0)
@@ -214,6 +248,8 @@ def one_size(agents: int, cfg: dict[str, Any], work: Path) -> dict[str, Any]:
         t0 = time.monotonic()
         for c in children:
             c.mark()
+        if on_window is not None:
+            on_window({c.name: c for c in children})
         probes = []
         for i in range(cfg["probes"]):
             probes.append(probe.time_one(timeout=120 + PROBE_TASK_S))
@@ -289,6 +325,7 @@ def run(size: str) -> dict[str, Any]:
                 stopped += "" if nxt is None else f"; not tried: {', '.join(f'{n:,}' for n in sizes[i + 1:])}"
                 break
     return {"anchor_s": ANCHOR_S, "probe_task_s": PROBE_TASK_S, "config": cfg, "agent_resources": AGENT_RESOURCES,
+            "code": code_under_test(),
             "points": points, "stopped": stopped, "largest_planned": cfg["agents"][-1]}
 
 
