@@ -13,6 +13,7 @@ import asyncio
 import logging
 import random
 import ssl
+import time
 from typing import Any
 
 import aiohttp
@@ -192,6 +193,7 @@ class MasterLink:
         while True:
             await asyncio.sleep(self.retry_tick)
             if self.connected.is_set():
+                now = time.monotonic()
                 for core in self.by_ref.values():
                     if core.tasks:
-                        core.retry()
+                        core.retry(now)
