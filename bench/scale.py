@@ -341,13 +341,49 @@ def _phase(point: dict[str, Any], a: str, b: str) -> float | None:
     return summarize(vals).median if vals else None
 
 
+def _ms_per_task(point: dict[str, Any]) -> str:
+    """Each part's CPU per background task finished: CPU seconds over the window / tasks finished in it."""
+    rate, cpu = point.get("tasks_finished_per_s") or 0, point.get("cpu_percent", {})
+    if not rate:
+        return "-"
+    return " / ".join(f"{10 * cpu.get(k, 0) / rate:.2f}" for k in ("master", "fleet", "frameworks"))
+
+
+def profile_notes(saved: Path = REPO / "bench" / "results" / "scale_profile.json") -> tuple[list[Table], list[str]]:
+    """The table and notes of `python -m bench.scale_profile --before ... --save`, when it has been run."""
+    if not saved.exists():
+        return [], ["No profile yet: `python -m bench.scale_profile --before CHECKOUT --save` measures the "
+                    "master's CPU per task before and after a change and splits it by kind of work."]
+    from .profile_kinds import kinds_table
+    prof = json.loads(saved.read_text())
+    before, after = prof.get("before"), prof["after"]
+    notes = []
+    for name, run in (("before", before), ("after", after)):
+        if not run:
+            continue
+        ms = run.get("ms_per_task", {})
+        code = run.get("code", {})
+        notes.append(f"Profile, {name} ({code.get('commit', '?')}, {run['agents']:,} agents, "
+                     f"{fmt_num(run.get('tasks_finished_per_s'))} tasks/s, load average {run['load_average'][0]} "
+                     f"at the start): CPU per background task master {ms.get('master', 0):.3f} ms, agents "
+                     f"{ms.get('fleet', 0):.3f} ms, frameworks {ms.get('frameworks', 0):.3f} ms.")
+    if before and before.get("ms_per_task", {}).get("master") and after.get("ms_per_task", {}).get("master"):
+        b, a = before["ms_per_task"]["master"], after["ms_per_task"]["master"]
+        notes.append(f"The master's CPU per task after / before, measured back to back ({prof['started_at']}): "
+                     f"{a:.3f} / {b:.3f} ms = {fmt_ratio(a / b)}.")
+    table = kinds_table(before, after)
+    table.caption = ("Where the master's CPU per background task goes (py-spy samples of the master over the "
+                     "probing window, split by bench/profile_kinds.py; microseconds per task)")
+    return [table], notes
+
+
 def section(data: dict[str, Any]) -> Section:
     anchor = data["anchor_s"]
     rows, xs, ys, lo, hi, waits = [], [], [], [], [], []
     for p in data["points"]:
         ov = _overheads(p)
         if not ov:
-            rows.append([f"{p['agents']:,}", "-", "-", "-", "-", "-", "-", "-", ANCHOR, "-",
+            rows.append([f"{p['agents']:,}", "-", "-", "-", "-", "-", "-", "-", "-", ANCHOR, "-",
                          p.get("error", "no probe finished")])
             continue
         s = summarize(ov)
@@ -357,6 +393,7 @@ def section(data: dict[str, Any]) -> Section:
                      f"{fmt_num(p.get('tasks_finished_per_s'))}/s",
                      f"{p.get('duplicate_updates', 0):,} of {p.get('updates', 0):,}",
                      f"{cpu.get('master', 0):.0f}% / {cpu.get('fleet', 0):.0f}% / {cpu.get('frameworks', 0):.0f}%",
+                     _ms_per_task(p),
                      ANCHOR, fmt_ratio(ratio(s.median, anchor)),
                      f"registered in {fmt_time(p.get('register_s'))}; master RSS "
                      f"{fmt_num(p.get('rss_mb', {}).get('master'))} MB"])
@@ -366,7 +403,8 @@ def section(data: dict[str, Any]) -> Section:
         lo.append(s.p10)
         hi.append(s.p90)
     table = Table(["Agents", "Probes done", "Overhead (median)", "p10 - p90", "Wait for offer",
-                   "Background tasks finished", "Updates resent", "CPU: master / agents / frameworks", "Anchor",
+                   "Background tasks finished", "Updates resent", "CPU: master / agents / frameworks",
+                   "CPU per task (ms): master / agents / frameworks", "Anchor",
                    "Ratio (ours / anchor)", "Notes"], rows)
     plot = Plot("bench-scale.png", "Task overhead over 10 s vs cluster size (one machine)", "simulated agents",
                 "seconds (median, p10-p90 band)",
@@ -421,4 +459,7 @@ def section(data: dict[str, Any]) -> Section:
                  "(offer, ACCEPT, RUN_TASK, 3 status updates forwarded, 3 ACKNOWLEDGE calls over HTTP, 3 ACKs "
                  "forwarded) on one asyncio loop; at N agents and 30 s tasks that is N/30 tasks/s, so the "
                  "message rate grows linearly with N while the loop's capacity is fixed by one core.")
-    return Section("scale", "2. The Mesos paper's scalability experiment", intro, [table], [plot], notes, headline)
+    profile_tables, more_notes = profile_notes()
+    notes.extend(more_notes)
+    return Section("scale", "2. The Mesos paper's scalability experiment", intro, [table, *profile_tables], [plot],
+                   notes, headline)
