@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from scylla_singa.mesos import event_loop
+from scylla_singa.mesos.api import event_loop
 from scylla_singa.mesos.master.allocator import known_allocators
 from .param_types import Duration
 

@@ -19,8 +19,7 @@ from typing import Any
 
 import pytest
 
-from scylla_singa.mesos import event_loop
-from scylla_singa.mesos.api import codec, compact_json
+from scylla_singa.mesos.api import codec, compact_json, event_loop
 from scylla_singa.mesos.api.codec import SCHEDULER, CodecError, MediaType
 
 
