@@ -148,7 +148,8 @@ def decode_call(api: Api, body: bytes, media_type: MediaType) -> JsonDict:
         raise CodecError(400, f"Failed to parse body into JSON: {exc}") from None
     if api is SCHEDULER and _plain_acknowledge(data):
         return data   # what the conversion below would give, at a tenth of its cost (issue 17)
-    if json_depth(data) > MAX_JSON_DEPTH:
+    # JSON nests no deeper than it has openers: a body with few of them needs no walk
+    if _openers(body) > MAX_JSON_DEPTH and json_depth(data) > MAX_JSON_DEPTH:
         raise CodecError(400, f"Failed to parse body into JSON: nested deeper than {MAX_JSON_DEPTH} levels")
     try:
         call = to_dict(message_from_dict(api.call, data))
@@ -208,6 +209,13 @@ def _plain_id(data: Any) -> bool:
 # container with its port mappings, nests about 12; Python's parser itself gives up near 1,000 (a
 # RecursionError, answered the same way). Bounding it keeps every walk over a call cheap and shallow.
 MAX_JSON_DEPTH = 64
+
+
+def _openers(body: bytes | str) -> int:
+    """How many `{` and `[` a body holds (inside strings too): a bound on how deeply it can nest."""
+    if isinstance(body, str):
+        return body.count("{") + body.count("[")
+    return body.count(b"{") + body.count(b"[")
 
 
 def json_depth(data: Any) -> int:
