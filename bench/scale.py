@@ -436,7 +436,9 @@ def section(data: dict[str, Any]) -> Section:
         "real driver that REVIVEs, launches `sleep 10` on the first fitting offer and stops the clock at "
         f"TASK_FINISHED; overhead = that time - 10 s. {cfg['probes']} probes per size after {cfg['warmup_s']:g} s "
         "of steady churn. Each part is its own process on this 2-core machine; CPU is in percent of one core "
-        "over the probing window. The paper's agents were spread over 99 EC2 machines and its master was C++.")
+        "over the probing window, and CPU per task is CPU seconds over the window / background tasks finished "
+        "in it. The master runs `--insecure` (no authentication, as in the paper) with room for 210 frameworks "
+        "from one address. The paper's agents were spread over 99 EC2 machines and its master was C++.")
     notes = []
     if data.get("stopped"):
         notes.append(f"**Where it stops here:** {data['stopped']}.")
