@@ -377,6 +377,21 @@ def profile_notes(saved: Path = REPO / "bench" / "results" / "scale_profile.json
     return [table], notes
 
 
+def _profile_headline(saved: Path = REPO / "bench" / "results" / "scale_profile.json") -> list[Headline]:
+    """The master's CPU per task before and after, from bench.scale_profile --before ... --save."""
+    if not saved.exists():
+        return []
+    prof = json.loads(saved.read_text())
+    before, after = (prof.get("before") or {}).get("ms_per_task", {}), prof["after"].get("ms_per_task", {})
+    if not before.get("master") or not after.get("master"):
+        return []
+    agents = prof["after"]["agents"]
+    return [Headline(f"2. Master CPU per background task at {agents:,} agents, after / before (same run)",
+                     f"{after['master']:.2f} ms / {before['master']:.2f} ms", "goal: 0.5 ms",
+                     fmt_ratio(after["master"] / before["master"]), "<= 0.5 ms",
+                     "met" if after["master"] <= 0.5 else f"not met ({after['master']:.2f} ms)")]
+
+
 def section(data: dict[str, Any]) -> Section:
     anchor = data["anchor_s"]
     rows, xs, ys, lo, hi, waits = [], [], [], [], [], []
@@ -424,6 +439,17 @@ def section(data: dict[str, Any]) -> Section:
             fmt_ratio(ratio(s.median, anchor)), "< 1 s at 50,000",
             verdict(s.median, anchor) if top["agents"] >= PAPER_AGENTS
             else f"not reached: {verdict(s.median, anchor)} at {top['agents']:,} agents, the paper's 50,000 not run"))
+        within = [p for p in reached if summarize(_overheads(p)).median < anchor]
+        if within and within[-1] is not top:
+            best = within[-1]
+            b = summarize(_overheads(best))
+            headline.append(Headline(
+                f"2. Largest size with a median overhead under 1 s: {best['agents']:,} agents "
+                f"(master CPU {_ms_per_task(best).split(' / ')[0]} ms per task there)",
+                f"{fmt_time(b.median)} (p90 {fmt_time(b.p90)})", "Mesos paper: < 1 s at 50,000",
+                fmt_ratio(ratio(b.median, anchor)), "< 1 s at 50,000",
+                f"met at {best['agents']:,} agents, not at {top['agents']:,}; 50,000 not run"))
+        headline.extend(_profile_headline())
     else:
         headline.append(Headline("2. Task overhead vs cluster size", "not measured", ANCHOR, "-", "< 1 s",
                                  "not measured"))
@@ -442,6 +468,16 @@ def section(data: dict[str, Any]) -> Section:
     notes = []
     if data.get("stopped"):
         notes.append(f"**Where it stops here:** {data['stopped']}.")
+        last = data["points"][-1]
+        cpu = last.get("cpu_percent") or {}
+        if cpu:
+            notes.append(
+                f"Which part saturates: at {last['agents']:,} agents the master used {cpu.get('master', 0):.0f}% of "
+                f"a core, the agents {cpu.get('fleet', 0):.0f}% and the frameworks {cpu.get('frameworks', 0):.0f}% "
+                f"({sum(cpu.values()):.0f}% of this machine's 200%, beside the probe and whatever else ran). The "
+                "master is the one loop that falls behind: once acknowledgements take longer than the agents' "
+                "10 s resend interval, every resent update is one more message for it, and the load feeds "
+                "itself.")
     else:
         notes.append(f"Every planned size ran (largest {data['largest_planned']:,}); `make bench SIZE=full` "
                      "tries 1,000 to 50,000.")
