@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from scylla_singa.mesos.api import event_loop
 from scylla_singa.mesos.master.allocator import known_allocators
 from .param_types import Duration
 
@@ -131,7 +132,7 @@ def master(host, advertise_ip, port, work_dir, allocator, allocation_interval, o
         await server.start()
         click.echo(f"master listening on {'https://' if tls else ''}{server.address} (allocator {allocator})",
                    err=True)
-    asyncio.run(_serve(start, server.stop))
+    event_loop.run(_serve(start, server.stop))
     if lost:
         click.echo("master lost leadership; exiting (restart it to stand by)", err=True)
         sys.exit(1)
@@ -261,7 +262,7 @@ def agent(master_addr, host, advertise_ip, hostname, port, resources, attributes
         async def start_fleet() -> None:
             await fleet.start()
             click.echo(f"{count} simulated agents connecting to {master_addr}", err=True)
-        asyncio.run(_serve(start_fleet, fleet.stop))
+        event_loop.run(_serve(start_fleet, fleet.stop))
         return
     if host == "0.0.0.0" and not advertise_ip:
         from scylla_singa.swarm.overlays import default_advertise_address
@@ -287,7 +288,7 @@ def agent(master_addr, host, advertise_ip, hostname, port, resources, attributes
     async def stop() -> None:
         await node.stop(kill=False)  # tasks keep running; a restarted agent recovers them
     try:
-        asyncio.run(_serve(start, stop))
+        event_loop.run(_serve(start, stop))
     except OSError as exc:
         click.echo(f"agent failed: {exc}", err=True)
         sys.exit(1)

@@ -10,14 +10,15 @@ leading master and reconnects with backoff when the connection is lost
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import random
 import ssl
+import time
 from typing import Any
 
 import aiohttp
 
+from scylla_singa.mesos.api import compact_json
 from scylla_singa.mesos.api.credentials import Credential
 from scylla_singa.mesos.api.tls import client_context, split_scheme
 from scylla_singa.mesos.api.leader_znodes import resolve_zk_leader
@@ -137,7 +138,7 @@ class MasterLink:
                 msg = await ws.receive(timeout=self.ping_timeout)
                 if msg.type != aiohttp.WSMsgType.TEXT:
                     return
-                data = json.loads(msg.data)
+                data = compact_json.loads(msg.data)
                 for item in data if isinstance(data, list) else [data]:
                     if isinstance(item, dict) and self._dispatch(item) == "reconnect":
                         return
@@ -151,7 +152,7 @@ class MasterLink:
             batch = [await queue.get()]
             while not queue.empty() and len(batch) < 5000:
                 batch.append(queue.get_nowait())
-            await ws.send_str(json.dumps(batch if len(batch) > 1 else batch[0], separators=(",", ":")))
+            await ws.send_str(compact_json.dumps(batch if len(batch) > 1 else batch[0]).decode())
 
     def _dispatch(self, msg: dict[str, Any]) -> str | None:
         kind = msg.get("type")
@@ -192,6 +193,7 @@ class MasterLink:
         while True:
             await asyncio.sleep(self.retry_tick)
             if self.connected.is_set():
+                now = time.monotonic()
                 for core in self.by_ref.values():
                     if core.tasks:
-                        core.retry()
+                        core.retry(now)

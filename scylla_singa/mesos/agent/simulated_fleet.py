@@ -31,7 +31,10 @@ class SimulatedFleet:
         # each its own pid, as the agents of one Mesos process would be numbered (no port: nothing to serve)
         self.cores = [AgentCore(AgentInfo(f"{hostname_prefix}-{i}", res, attrs, pid=f"slave({i + 1})@127.0.0.1:0"),
                                 runner, retry_interval=retry_interval) for i in range(count)]
-        self.link = MasterLink(master, self.cores, ping_timeout=ping_timeout, credential=credential, tls=tls)
+        # The resend check visits every agent with tasks: a tick of a fifth of the resend interval (resends
+        # come 10-12 s after the send instead of 10-10.5 s) keeps it off a fleet of 50,000's profile.
+        self.link = MasterLink(master, self.cores, retry_tick=max(0.5, retry_interval / 5), ping_timeout=ping_timeout,
+                               credential=credential, tls=tls)
 
     async def start(self) -> None:
         self.link.start()

@@ -89,8 +89,11 @@ def _payload(api: str, call: JsonDict, needs: frozenset[str]) -> str:
 def non_finite_field(data: Any) -> tuple[str, float] | None:
     """(the dotted path, the value) of the first NaN or infinite number in a dict form, or None.
 
-    Iterative, so that no shape of input can exhaust the stack (the codec caps the depth anyway).
+    Iterative, so that no shape of input can exhaust the stack (the codec caps the depth anyway). The
+    paths are only spelled out when there is a bad number: every call passes here, nearly all finite.
     """
+    if _all_finite(data):
+        return None
     pending: list[tuple[str, Any]] = [("", data)]
     while pending:
         path, item = pending.pop()
@@ -102,6 +105,23 @@ def non_finite_field(data: Any) -> tuple[str, float] | None:
         elif isinstance(item, list):
             pending.extend((f"{path}[{i}]", child) for i, child in enumerate(item))
     return None
+
+
+def _all_finite(data: Any) -> bool:
+    """Whether every float in a dict form is finite (non_finite_field's walk without the paths)."""
+    pending: list[Any] = [data]
+    while pending:
+        item = pending.pop()
+        if type(item) is float:
+            if not math.isfinite(item):
+                return False
+        elif isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+        elif isinstance(item, float) and not math.isfinite(item):   # a float subclass
+            return False
+    return True
 
 
 def _check_duration(api: str, field: str, seconds: Any, *, negative_ok: bool) -> None:

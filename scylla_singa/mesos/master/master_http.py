@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from aiohttp import WSMsgType, web
 
+from scylla_singa.mesos.api import compact_json
 from scylla_singa.mesos.api.fields import build_info
 from scylla_singa.mesos.api.http_auth import PRINCIPAL_KEY, AuthPolicy, authentication_middleware
 from scylla_singa.mesos.api.http_answers import MAX_BODY, json_answer, mesos_not_found, redirect, text
@@ -59,7 +60,7 @@ class AgentLink(QueuedOutbox):
                     self.closed = True
                     break
                 batch.append(nxt)
-            await self.ws.send_str(json.dumps(batch if len(batch) > 1 else first, separators=(",", ":")))
+            await self.ws.send_str(compact_json.dumps(batch if len(batch) > 1 else first).decode())
             if self.closed and self.queue.empty():
                 break
         await self.ws.close()
@@ -128,7 +129,7 @@ class MasterHTTP:
                 if msg.type != WSMsgType.TEXT:
                     continue
                 try:
-                    data = json.loads(msg.data)
+                    data = compact_json.loads(msg.data)
                 except ValueError:
                     continue
                 for item in data if isinstance(data, list) else [data]:

@@ -1,0 +1,104 @@
+"""The master's hot-path shortcuts (issue 17) give exactly what the general paths give.
+
+- An ACKNOWLEDGE skips the trip through the protobuf Call message only when
+  that trip would return it unchanged: every body here is decoded both ways
+  (the full conversion forced by turning the shortcut off) and must agree,
+  answer or error alike.
+- compact_json writes JSON that parses back to the same value, and falls back
+  to json for what orjson cannot write.
+- event_loop.run runs on uvloop unless SCYLLA_EVENT_LOOP=asyncio says otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import uuid
+from typing import Any
+
+import pytest
+
+from scylla_singa.mesos.api import codec, compact_json, event_loop
+from scylla_singa.mesos.api.codec import SCHEDULER, CodecError, MediaType
+
+
+def _ack(uid: Any = None, task_id: Any = "bg-1-1", **extra: Any) -> dict[str, Any]:
+    body = {"agent_id": {"value": "m-S1"}, "task_id": {"value": task_id} if isinstance(task_id, str) else task_id,
+            "uuid": base64.b64encode(uuid.uuid4().bytes).decode() if uid is None else uid}
+    return {"type": "ACKNOWLEDGE", "framework_id": {"value": "m-0001"}, "acknowledge": body, **extra}
+
+
+def _decode(body: bytes, shortcut: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
+    with monkeypatch.context() as m:
+        if not shortcut:
+            m.setattr(codec, "_plain_acknowledge", lambda data: False)
+        try:
+            return codec.decode_call(SCHEDULER, body, MediaType.JSON)
+        except CodecError as exc:
+            return ("refused", exc.status, exc.message)
+
+
+BODIES = {
+    "as frameworks send it": _ack(),
+    "uuid without padding": _ack("YWJj"),
+    "uuid with a space": _ack("YW Jj"),
+    "uuid not base64": _ack("!!!!"),
+    "uuid not canonical (bits after the end)": _ack("YR=="),
+    "uuid empty": _ack(""),
+    "uuid a number": _ack(12),
+    "uuid non-ASCII": _ack("abc\u00e9"),
+    "task id non-ASCII": _ack(task_id="t\u00e9\u4e2d"),
+    "task id a lone surrogate": _ack(task_id="\ud800"),
+    "task id a number": _ack(task_id={"value": 7}),
+    "task id with another field": _ack(task_id={"value": "t", "x": 1}),
+    "an unknown top-level field": _ack(extra_field=1),
+    "framework id null": {**_ack(), "framework_id": None},
+}
+
+
+@pytest.mark.parametrize("name", list(BODIES))
+def test_an_acknowledge_decodes_the_same_with_and_without_the_shortcut(name: str, monkeypatch) -> None:
+    body = json.dumps(BODIES[name]).encode()
+    assert _decode(body, True, monkeypatch) == _decode(body, False, monkeypatch)
+
+
+def test_the_shortcut_takes_the_acknowledge_frameworks_send(monkeypatch) -> None:
+    """Not vacuous: the usual ACKNOWLEDGE does not reach the protobuf conversion at all."""
+    def no_conversion(*args: Any) -> None:
+        raise AssertionError("converted through the Call message")
+    monkeypatch.setattr(codec, "message_from_dict", no_conversion)
+    data = _ack()
+    assert codec.decode_call(SCHEDULER, json.dumps(data).encode(), MediaType.JSON) == data
+
+
+@pytest.mark.parametrize("value", [
+    {"type": "UPDATE", "update": {"status": {"task_id": {"value": "t\u00e9"}, "timestamp": 1.7e9, "state": "X"}}},
+    [{"type": "ACK", "uuid": "YWJj"}, {"type": "PONG"}],
+    {"big": 2 ** 70, "small": -(2 ** 63), "f": 1e16, "nested": [[[]]], "s": "\u2028\"\\"},
+])
+def test_compact_json_parses_back_to_the_same_value(value: Any) -> None:
+    data = compact_json.dumps(value)
+    assert isinstance(data, bytes) and b" " not in data.replace(b"\\u2028", b"")
+    assert json.loads(data) == value
+    if not (isinstance(value, dict) and "big" in value):   # orjson reads no integers beyond 64 bits
+        assert compact_json.loads(data) == value
+
+
+def test_compact_json_refuses_what_is_not_json() -> None:
+    with pytest.raises(ValueError):
+        compact_json.loads(b"{not json")
+
+
+def _loop_module() -> str:
+    async def which() -> str:
+        return type(asyncio.get_running_loop()).__module__
+    return event_loop.run(which())
+
+
+def test_the_event_loop_is_uvloop_unless_asked_for_asyncio(monkeypatch) -> None:
+    pytest.importorskip("uvloop", reason="uvloop is not installed here (a dependency: pip install -e .)")
+    monkeypatch.delenv(event_loop.LOOP_ENV, raising=False)
+    assert event_loop.loop_name() == "uvloop" and _loop_module().startswith("uvloop")
+    monkeypatch.setenv(event_loop.LOOP_ENV, "asyncio")
+    assert event_loop.loop_name() == "asyncio" and _loop_module().startswith("asyncio")
