@@ -16,7 +16,8 @@ import pytest
 
 from scylla_singa.cluster.config import ClusterConfig
 from scylla_singa.cluster.crossnode import run_cross_node_check
-from scylla_singa.cluster.state import ClusterInfo, local_cluster
+from scylla_singa.cluster.local import local_cluster
+from scylla_singa.cluster.state import ClusterInfo
 from scylla_singa.cluster.up_down import up
 from .cluster_helpers import master_state, node_client
 
