@@ -60,7 +60,8 @@ def _print_ports(zk: bool, hdfs: bool) -> None:
 
 
 @click.command("init")
-@click.option("--zk", is_flag=True, help="Start Apache ZooKeeper here (masters elect through it; SINGA jobs meet in it).")
+@click.option("--zk", is_flag=True,
+              help="Start Apache ZooKeeper here (masters elect through it; SINGA jobs meet in it).")
 @click.option("--hdfs", is_flag=True, help="Start Apache HDFS here (job files reach every machine through it).")
 @click.option("--masters", default=1, show_default=True, type=click.IntRange(1, 5),
               help="Masters on this machine (ports 5050, 5060, ...); more than one needs --zk.")

@@ -57,8 +57,9 @@ def init(opts: InitOptions, echo: Echo = print) -> tuple[MemberState, str]:
         raise MembershipError(f"--masters {opts.masters} needs --zk: standby masters elect a leader through ZooKeeper")
     use_systemd = membership.use_systemd(opts.agent_options.supervisor)
     client = membership.engine()
-    for wanted, name in ((opts.zk, "zookeeper"), (opts.hdfs, "hdfs")):
-        if wanted:
+    check_ttl(opts.token_ttl_s)
+    for asked, name in ((opts.zk, "zookeeper"), (opts.hdfs, "hdfs")):
+        if asked:
             try:
                 client.images.get(SERVICE_IMAGES[name])
             except docker.errors.ImageNotFound:
@@ -143,8 +144,9 @@ def _start_master(state: MemberState, number: int, use_systemd: bool, echo: Echo
     port = MASTER_PORT + MASTER_PORT_STEP * (number - 1)
     name = f"master-{number}"
     secrets = Path(state.secrets_dir or "")
-    argv = membership.cli_argv("master", "--host", state.address, "--advertise-ip", state.address, "--port", str(port),
-                "--work-dir", str(machine_dir() / "masters" / name), "--credentials", str(secrets / CREDENTIALS_FILE))
+    argv = membership.cli_argv("master", "--host", state.address, "--advertise-ip", state.address,
+                               "--port", str(port), "--work-dir", str(machine_dir() / "masters" / name),
+                               "--credentials", str(secrets / CREDENTIALS_FILE))
     if state.zk_hosts:
         argv += ["--zk", f"zk://{state.zk_hosts}/mesos"]
     membership.supervise(state, name, argv, use_systemd)
@@ -155,13 +157,19 @@ def _start_master(state: MemberState, number: int, use_systemd: bool, echo: Echo
     echo(f"  {name} serving on {endpoint}")
 
 
+def check_ttl(ttl_s: float) -> None:
+    """A token lives between a minute (time to copy the line) and 30 days."""
+    if not 60 <= ttl_s <= 30 * 24 * 3600:
+        raise MembershipError(f"a join token's lifetime (--ttl, --token-ttl) must be between 1 minute and 30 days, "
+                              f"not {ttl_s:g} s")
+
+
 def join_line(state: MemberState, client: docker.DockerClient | None = None, ttl_s: float = DEFAULT_TOKEN_TTL_S,
               rotate: bool = False) -> str:
     """A new join token of the first machine's cluster, as the command a joining machine runs."""
     if state.role != FIRST:
         raise MembershipError("join tokens are made on the cluster's first machine (where `cluster init` ran)")
-    if not 60 <= ttl_s <= 30 * 24 * 3600:
-        raise MembershipError(f"--ttl must be between 1 minute and 30 days, not {ttl_s:g} s")
+    check_ttl(ttl_s)
     client = client or membership.engine()
     if rotate:  # tokens made before no longer join the swarm
         client.swarm.reload()

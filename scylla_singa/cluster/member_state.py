@@ -60,7 +60,8 @@ class MemberState:
     def to_dict(self) -> dict[str, Any]:
         return {"version": VERSION, "role": self.role, "cluster": self.cluster, "address": self.address,
                 "status": self.status, "master": self.master, "masters": self.masters, "webhdfs": self.webhdfs,
-                "zk_hosts": self.zk_hosts, "swarm": self.swarm, "services": self.services, "guarded_ports": self.guarded_ports,
+                "zk_hosts": self.zk_hosts, "swarm": self.swarm, "services": self.services,
+                "guarded_ports": self.guarded_ports,
                 "supervised": [s.to_dict() for s in self.supervised], "secrets_dir": self.secrets_dir,
                 "token_id": self.token_id, "tokens": self.tokens, "agent_hostname": self.agent_hostname,
                 "joined_at": self.joined_at}

@@ -95,7 +95,8 @@ def test_a_machine_offers_what_it_has_less_what_it_needs_itself(facts, bw, expec
 
 # -- supervision ----------------------------------------------------------------------------
 def test_the_systemd_unit_restarts_always_and_quotes_its_arguments() -> None:
-    text = unit_text("agent", ["/opt/venv/bin/python", "-m", "scylla_singa", "agent", "--attributes", "host:a;rack:r 1"],
+    text = unit_text("agent",
+                     ["/opt/venv/bin/python", "-m", "scylla_singa", "agent", "--attributes", "host:a;rack:r 1"],
                      {"SCYLLA_HOME": "/var/lib/scylla-singa"})
     assert "Restart=always" in text and "WantedBy=multi-user.target" in text
     assert "ExecStart=/opt/venv/bin/python -m scylla_singa agent --attributes 'host:a;rack:r 1'" in text
@@ -130,7 +131,8 @@ def test_status_rows_name_each_machine_with_its_role_and_what_is_wrong() -> None
              _node("vm4", "10.0.0.4", "down"), _node("vm5", "10.0.0.5", "ready")]
     rows = {r.name: r for r in machine_rows(state, agents, {"master-1": "ok", "hdfs": "unhealthy"}, nodes)}
     assert rows["vm1"].role == "first: master-1, hdfs, agent" and rows["vm1"].health == "hdfs: unhealthy"
-    assert rows["vm2"].role == "member: agent" and rows["vm2"].health == "ok" and rows["vm2"].detail.startswith("cpus 1/2")
+    assert rows["vm2"].role == "member: agent" and rows["vm2"].health == "ok"
+    assert rows["vm2"].detail.startswith("cpus 1/2")
     assert rows["vm3"].health == "agent inactive (draining or disconnected); swarm node down"
     assert rows["vm4"].role == "left (swarm node down)" and rows["vm4"].health == "ok"
     assert rows["vm5"].health == "no agent registered"
@@ -238,3 +240,15 @@ def test_the_guard_reads_back_exactly_the_addresses_it_allowed() -> None:
                          "-A SCYLLA-GUARD -s 10.0.0.3/32 -j RETURN", "-A SCYLLA-GUARD -s 10.0.0.1/32 -j RETURN",
                          "-A OTHER -s 10.9.9.9/32 -j RETURN", "-A SCYLLA-GUARD -j DROP"])
     assert allowed_in(listing) == {"10.0.0.1", "10.0.0.3"}
+
+
+@pytest.mark.parametrize("ttl_s,ok", [(59, False), (60, True), (24 * 3600, True), (30 * 24 * 3600, True),
+                                      (31 * 24 * 3600, False)])
+def test_a_token_lives_between_a_minute_and_thirty_days(ttl_s: float, ok: bool) -> None:
+    from scylla_singa.cluster.first_machine import check_ttl
+    from scylla_singa.cluster.membership import MembershipError
+    if ok:
+        check_ttl(ttl_s)
+    else:
+        with pytest.raises(MembershipError, match="between 1 minute and 30 days"):
+            check_ttl(ttl_s)
