@@ -10,8 +10,8 @@ shows its own sign of success (tools/mesos_clients/try_clients.py defines how ea
 - avmesos-cli: lists agents, frameworks and tasks from the read-only endpoints;
 - @dcos/mesos-client: every read-only operator call in JSON, then SUBSCRIBE (SUBSCRIBED, HEARTBEAT).
 
-Not here: the samples' MESOS-container-with-image task (its image `debian` cannot be pulled here; the same kind
-of container runs in tests/docker/mesos), mesos_exporter (the Go module proxy refuses it here;
+Not here: the samples' MESOS-container-with-image task (it needs a Docker agent:
+tests/docker/mesos/test_client_samples_with_image.py), mesos_exporter (the Go module proxy refuses it here;
 tests/mesos/test_exporter_shapes.py checks the shapes it reads).
 """
 

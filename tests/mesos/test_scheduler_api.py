@@ -293,8 +293,8 @@ def test_freed_resources_are_offered_at_once_not_at_the_next_allocation_interval
 
 
 def test_calls_with_nothing_to_do_here_are_answered_as_mesos_answers_them(cluster, raw) -> None:
-    """Operation statuses and inverse offers never exist here; UPDATE_FRAMEWORK is validated as Mesos does
-    (the FrameworkInfo itself is not changed: README)."""
+    """Operation statuses and inverse offers never exist here; an UPDATE_FRAMEWORK for another framework id is
+    refused as Mesos refuses it (what it changes: test_update_framework.py)."""
     m = cluster(1)
     sub = raw(m.master_address)
     fw = {"value": sub.framework_id}
@@ -302,9 +302,7 @@ def test_calls_with_nothing_to_do_here_are_answered_as_mesos_answers_them(cluste
     assert reconciled.status_code == 200
     assert reconciled.json() == {"type": "RECONCILE_OPERATIONS", "reconcile_operations": {"operation_statuses": []}}
     for body in ({"type": "ACCEPT_INVERSE_OFFERS", "accept_inverse_offers": {"inverse_offer_ids": []}},
-                 {"type": "DECLINE_INVERSE_OFFERS", "decline_inverse_offers": {"inverse_offer_ids": []}},
-                 {"type": "UPDATE_FRAMEWORK", "update_framework": {
-                     "framework_info": {"user": "u", "name": "raw", "id": fw}}}):
+                 {"type": "DECLINE_INVERSE_OFFERS", "decline_inverse_offers": {"inverse_offer_ids": []}}):
         answer = sub.call({**body, "framework_id": fw})
         assert answer.status_code == 202, (body["type"], answer.text)
     other = sub.call({"type": "UPDATE_FRAMEWORK", "framework_id": fw, "update_framework": {

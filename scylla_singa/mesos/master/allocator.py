@@ -66,6 +66,15 @@ class Allocator(ABC):
         """Offer to the framework again and clear all its filters."""
 
     @abstractmethod
+    def unsuppress(self, framework_id: str) -> None:
+        """Offer to the framework again, keeping its filters (UPDATE_FRAMEWORK without its role in
+        suppressed_roles: Mesos's unsuppress, which unlike REVIVE leaves DECLINE filters in place)."""
+
+    @abstractmethod
+    def change_role(self, framework_id: str, role: str) -> None:
+        """Move the framework, with everything it holds, to another role (its FrameworkInfo changed role)."""
+
+    @abstractmethod
     def add_agent(self, agent_id: str, total: Resources,
                   used: Mapping[str, Resources] | None = None) -> None:
         """Add an agent; `used` is what tasks of (already added) frameworks hold there."""
@@ -142,12 +151,7 @@ class HierarchicalAllocator(Allocator):
         if framework_id in self._frameworks:
             raise KeyError(f"framework {framework_id} already added")
         self._frameworks[framework_id] = _Framework(role, active)
-        if role not in self._role_sorters:
-            sorter = self._new_sorter()
-            sorter.add_total(self._total.scalars)
-            self._role_sorters[role] = sorter
-            self._roles.add(role, self._role_weights.get(role, 1.0))
-        self._role_sorters[role].add(framework_id)
+        self._join_role(framework_id, role)
         if not active:
             self._role_sorters[role].deactivate(framework_id)
         self._refresh(framework_id)
@@ -185,6 +189,41 @@ class HierarchicalAllocator(Allocator):
             if flt.pop(framework_id, None) is not None and self._agents[agent_id].active:
                 self._available[agent_id] = None
         self._refresh(framework_id)
+
+    def unsuppress(self, framework_id: str) -> None:
+        fw = self._frameworks[framework_id]
+        if fw.suppressed:
+            fw.suppressed = False
+            for agent_id, agent in self._agents.items():
+                if agent.active:
+                    self._available[agent_id] = None
+            self._refresh(framework_id)
+
+    def change_role(self, framework_id: str, role: str) -> None:
+        fw = self._frameworks[framework_id]
+        if fw.role == role:
+            return
+        held = self.allocation(framework_id)
+        old = self._role_sorters[fw.role]
+        old.remove(framework_id)
+        self._roles.unallocated(fw.role, held.scalars)
+        if not len(old):
+            del self._role_sorters[fw.role]
+            self._roles.remove(fw.role)
+        fw.role = role
+        self._join_role(framework_id, role)
+        self._role_sorters[role].allocated(framework_id, held.scalars)
+        self._roles.allocated(role, held.scalars)
+        self._refresh(framework_id)
+
+    def _join_role(self, framework_id: str, role: str) -> None:
+        """Put the framework in its role's sorter, making the role's sorter when it is the role's first."""
+        if role not in self._role_sorters:
+            sorter = self._new_sorter()
+            sorter.add_total(self._total.scalars)
+            self._role_sorters[role] = sorter
+            self._roles.add(role, self._role_weights.get(role, 1.0))
+        self._role_sorters[role].add(framework_id)
 
     def set_role_weight(self, role: str, weight: float) -> None:
         self._role_weights[role] = weight

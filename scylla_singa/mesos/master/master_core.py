@@ -41,10 +41,11 @@ CALLS = frozenset({"SUBSCRIBE", "TEARDOWN", "ACCEPT", "DECLINE", "ACCEPT_INVERSE
                    "REVIVE", "KILL", "SHUTDOWN", "ACKNOWLEDGE", "ACKNOWLEDGE_OPERATION_STATUS", "RECONCILE",
                    "RECONCILE_OPERATIONS", "MESSAGE", "REQUEST", "SUPPRESS", "UPDATE_FRAMEWORK"})
 # Calls this master accepts (202) and does nothing about: it has no operations but LAUNCH/LAUNCH_GROUP
-# (so no operation status to acknowledge), no inverse offers, and no framework updates. Listed, so
-# that no other call can end up doing nothing by mistake.
-CALLS_WITHOUT_EFFECT = frozenset({"ACKNOWLEDGE_OPERATION_STATUS", "UPDATE_FRAMEWORK", "ACCEPT_INVERSE_OFFERS",
+# (so no operation status to acknowledge) and no inverse offers. Listed, so that no other call can end
+# up doing nothing by mistake.
+CALLS_WITHOUT_EFFECT = frozenset({"ACKNOWLEDGE_OPERATION_STATUS", "ACCEPT_INVERSE_OFFERS",
                                   "DECLINE_INVERSE_OFFERS"})
+
 
 DEFAULT_REFUSE_S = 5.0
 
@@ -95,7 +96,7 @@ class Master:
             "DECLINE": self._call_decline, "ACCEPT": self._call_accept, "KILL": self._call_kill,
             "ACKNOWLEDGE": self._call_acknowledge, "RECONCILE": self._call_reconcile,
             "MESSAGE": self._call_message, "SHUTDOWN": self._call_shutdown, "REQUEST": self._call_request,
-            "RECONCILE_OPERATIONS": self._call_reconcile_operations,
+            "RECONCILE_OPERATIONS": self._call_reconcile_operations, "UPDATE_FRAMEWORK": self._call_update_framework,
             **{kind: self._call_without_effect for kind in CALLS_WITHOUT_EFFECT}}
         if set(self._calls) != CALLS - {"SUBSCRIBE"}:
             raise RuntimeError(f"calls without a handler: {sorted(CALLS - {'SUBSCRIBE'} - set(self._calls))}; "
@@ -242,12 +243,7 @@ class Master:
             caller = f"principal '{principal}'" if principal is not None else "an unauthenticated caller"
             raise CallError(400, f"Framework {fw_id} was registered by principal '{fw.principal}'; "
                                  f"{caller} cannot subscribe as it")
-        acls = self.cfg.acls
-        if acls is not None:
-            for role in _roles(info):
-                if not acls.may_register_framework(principal, role):
-                    raise CallError(403, f"Principal '{principal}' is not authorized to register frameworks "
-                                         f"in role '{role}' (ACL register_frameworks)")
+        self._check_register_acl(principal, info)
         if fw is None:
             registrant = registrant_of(principal, source)
             live = sum(1 for f in self.frameworks.values() if f.registrant == registrant)
@@ -259,6 +255,15 @@ class Master:
         if principal is not None and not info.get("principal"):
             info = {**info, "principal": principal}   # kept (and persisted) as Mesos keeps it
         return info
+
+    def _check_register_acl(self, principal: str | None, info: dict[str, Any]) -> None:
+        """ACL register_frameworks: may `principal` hold a framework in each of the FrameworkInfo's roles?"""
+        acls = self.cfg.acls
+        if acls is not None:
+            for role in _roles(info):
+                if not acls.may_register_framework(principal, role):
+                    raise CallError(403, f"Principal '{principal}' is not authorized to register frameworks "
+                                         f"in role '{role}' (ACL register_frameworks)")
 
     def subscribe(self, call: dict[str, Any], info: dict[str, Any], stream: Outbox, principal: str | None,
                   stream_id: str, source: str | None = None) -> str:
@@ -276,6 +281,7 @@ class Master:
             # a re-subscription, or one with an id this master does not know (Mesos takes it as a
             # framework failing over from a former master)
             fw.reregistered_time = time.time()
+        self._change_role(fw, _role(info))
         old_stream, fw.info, fw.principal = fw.stream, info, principal
         fw.registrant = registrant_of(principal, source)
         fw.stream, fw.stream_id = stream, stream_id
@@ -402,6 +408,48 @@ class Master:
 
     def _call_suppress(self, fw: FrameworkRec, _: dict) -> None:
         self.allocator.suppress(fw.id)
+
+    def _call_update_framework(self, fw: FrameworkRec, body: dict) -> None:
+        """Change a subscribed framework's FrameworkInfo as Mesos 1.12 does (the HTTP layer answers 200).
+
+        Its principal, user and checkpoint cannot change (400); its roles pass
+        the register_frameworks ACL (403). A changed role rescinds its offers
+        and moves what it holds to the new role; `suppressed_roles` says
+        whether its role is suppressed from now on (without REVIVE's clearing
+        of filters). Operator subscribers see FRAMEWORK_UPDATED when the
+        FrameworkInfo changed.
+        """
+        info = body["framework_info"]
+        if fw.principal is not None and not info.get("principal"):
+            info = {**info, "principal": fw.principal}   # as SUBSCRIBE keeps it
+        problem = framework_update_problem(fw.info, info)
+        if problem is not None:
+            raise CallError(400, f"FrameworkInfo update is not valid: {problem}")
+        self._check_register_acl(fw.principal, info)
+        changed = info != fw.info
+        self._change_role(fw, _role(info))
+        fw.info = info
+        if fw.role in (body.get("suppressed_roles") or ()):
+            self.allocator.suppress(fw.id)
+        else:
+            self.allocator.unsuppress(fw.id)
+        self.schedule_allocation()
+        if changed:
+            self._persist_framework(PersistFramework(), fw, None)
+            self.operator_events.framework_updated(fw)
+
+    def _change_role(self, fw: FrameworkRec, role: str) -> None:
+        """Move a framework to another role: its offers (of the old role) are rescinded, and what its tasks
+        hold is counted in the new role (this master keeps one role per framework; Mesos would keep running
+        tasks in the role they were launched in)."""
+        if role == fw.role:
+            return
+        for offer_id in list(fw.offers):
+            self.remove_offer(offer_id)
+        self.allocator.change_role(fw.id, role)
+        fw.role = role
+        for task in fw.tasks.values():
+            task.role = role
 
     def _call_decline(self, fw: FrameworkRec, body: dict) -> None:
         refuse = _refuse_seconds(body.get("filters"))
@@ -666,6 +714,19 @@ def _task_user(fw: FrameworkRec, task: dict[str, Any]) -> str:
     """Whom a task runs as: its CommandInfo.user, else its framework's FrameworkInfo.user."""
     command = task.get("command") if isinstance(task.get("command"), dict) else {}
     return str(command.get("user") or fw.info.get("user") or "")
+
+
+def framework_update_problem(old: dict[str, Any], new: dict[str, Any]) -> str | None:
+    """What UPDATE_FRAMEWORK may not change, as Mesos 1.12 checks it: principal, user and checkpoint."""
+    if old.get("principal") != new.get("principal"):
+        return "Changing framework's principal is not allowed."
+    if (old.get("user") or "") != (new.get("user") or ""):
+        return (f"Updating 'FrameworkInfo.user' is unsupported; attempted to update from "
+                f"'{old.get('user') or ''}' to '{new.get('user') or ''}'")
+    if bool(old.get("checkpoint")) != bool(new.get("checkpoint")):
+        return (f"Updating 'FrameworkInfo.checkpoint' is unsupported; attempted to update from "
+                f"'{str(bool(old.get('checkpoint'))).lower()}' to '{str(bool(new.get('checkpoint'))).lower()}'")
+    return None
 
 
 def _roles(info: dict[str, Any]) -> list[str]:

@@ -81,6 +81,8 @@ class SchedulerEndpoint:
             return text(exc.status, exc.message)
         if answer is not None:  # a call with a Response (RECONCILE_OPERATIONS)
             return _response(request, answer)
+        if call["type"] == "UPDATE_FRAMEWORK":
+            return web.Response(status=200)   # Mesos answers this one call 200 OK, with no body
         return accepted()
 
     async def _subscribe(self, request: web.Request, call: dict[str, Any], principal: str | None

@@ -91,6 +91,38 @@ def test_suppress_and_revive() -> None:
     assert len(a.allocate(1)) == 1
 
 
+def test_unsuppress_offers_again_but_keeps_filters_where_revive_clears_them() -> None:
+    a = HierarchicalAllocator(seed=0)
+    a.add_agent("s", R("cpus:1;mem:64"))
+    a.add_framework("f")
+    (grant,) = a.allocate(0)
+    a.recover("f", "s", grant.resources, refuse_seconds=1000, now=0)
+    a.suppress("f")
+    a.unsuppress("f")
+    assert not a.is_suppressed("f") and a.allocate(1) == []   # the DECLINE filter holds
+    a.revive("f")
+    assert len(a.allocate(2)) == 1
+
+
+def test_a_role_change_moves_what_the_framework_holds_to_the_new_role() -> None:
+    """x holds 3 of 4 agents in role a; once x moves to role b, role a is empty, so a newcomer in role a
+    (share 0) gets the free agent before y in role b (which now carries x's 3/4)."""
+    a = HierarchicalAllocator(seed=0)
+    for i in range(4):
+        a.add_agent(f"s{i}", R("cpus:1;mem:100"))
+    a.add_framework("x", role="a")
+    a.add_framework("y", role="b")
+    for i in range(3):
+        a.allocate_used("x", f"s{i}", R("cpus:1;mem:100"))
+    a.change_role("x", "b")
+    a.add_framework("z", role="a")
+    (grant,) = a.allocate(0)
+    assert (grant.framework_id, grant.agent_id) == ("z", "s3")
+    assert a.allocation("x") == R("cpus:3;mem:300")
+    a.remove_framework("x")   # what it held goes back to the free pool from its new role
+    assert {g.agent_id for g in a.allocate(1)} == {"s0", "s1", "s2"}
+
+
 def test_minimum_allocatable_and_inactive_agents() -> None:
     a = HierarchicalAllocator(seed=0)
     a.add_agent("tiny", R("cpus:0.005;mem:16;disk:100"))
