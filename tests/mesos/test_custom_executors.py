@@ -36,6 +36,11 @@ def _executor_task(agent_id: dict, executor: dict) -> dict[str, Any]:
     return task
 
 
+def _group_task(agent_id: dict) -> dict[str, Any]:
+    """A task of a group: a CommandInfo (Mesos requires one) that the custom executor is free to ignore."""
+    return task_info(agent_id, command="true", cpus=0.1, mem=16)
+
+
 def _agent_executors(agent: str) -> list[dict]:
     state = requests.get(f"http://{agent}/state", timeout=10).json()
     return [e for fw in state["frameworks"] for e in fw["executors"]]
@@ -76,6 +81,42 @@ def test_custom_executor_runs_its_tasks_and_obeys_kill_message_and_shutdown(clus
     f.stop()   # TEARDOWN: the agent kills the last task and shuts the executor down
     f.sched.wait(lambda: "SHUTDOWN" in _events(ex["directory"]), what="SHUTDOWN at the executor")
     f.sched.wait(lambda: not _agent_executors(m.agent_addresses[0]), what="the executor to be gone on the agent")
+
+
+def test_a_task_group_on_a_custom_executor_reaches_it_as_one_launch_group(cluster, framework) -> None:
+    """LAUNCH_GROUP with a CUSTOM executor: the executor gets the group in one LAUNCH_GROUP event (what to do
+    with it is its business, as in Mesos); a second group goes to the same running executor."""
+    m = cluster(1, simulate=False, use_docker=False)
+    f = framework(m.master_address)
+    offer = f.take_offer()
+    executor = _executor("grouped")
+    groups = [[_group_task(offer["agent_id"]) for _ in range(2)], [_group_task(offer["agent_id"])]]
+    f.driver.acceptOffers([offer["id"]], [{"type": "LAUNCH_GROUP", "launch_group": {
+        "executor": executor, "task_group": {"tasks": tasks}}} for tasks in groups], filters={"refuse_seconds": 0})
+    for task in groups[0] + groups[1]:
+        running = f.wait_state(task["task_id"]["value"], "TASK_RUNNING")
+        assert running["source"] == "SOURCE_EXECUTOR" and running["executor_id"]["value"] == "grouped"
+    [ex] = _agent_executors(m.agent_addresses[0])   # one executor process holds both groups
+    assert sorted(t["id"] for t in ex["tasks"]) == sorted(t["task_id"]["value"] for t in groups[0] + groups[1])
+    f.sched.wait(lambda: _events(ex["directory"]).count("ACKNOWLEDGED") == 3, what="the three updates acknowledged")
+    assert _events(ex["directory"])[:3] == ["SUBSCRIBED", "LAUNCH_GROUP", "LAUNCH_GROUP"]
+
+    f.driver.killTask(groups[1][0]["task_id"])   # a task of a group on a custom executor is killed alone
+    f.wait_state(groups[1][0]["task_id"]["value"], "TASK_KILLED")
+    assert all(f.sched.states(t["task_id"]["value"])[-1] == "TASK_RUNNING" for t in groups[0])
+
+
+def test_a_task_group_executor_in_a_docker_container_is_refused_as_mesos_does(cluster, framework) -> None:
+    m = cluster(1)
+    f = framework(m.master_address)
+    offer = f.take_offer()
+    executor = {**_executor("docked"), "container": {"type": "DOCKER", "docker": {"image": "scylla-tiny:latest"}}}
+    task = _group_task(offer["agent_id"])
+    f.driver.acceptOffers([offer["id"]], [{"type": "LAUNCH_GROUP", "launch_group": {
+        "executor": executor, "task_group": {"tasks": [task]}}}], filters={"refuse_seconds": 0})
+    status = f.wait_state(task["task_id"]["value"], "TASK_ERROR")
+    assert (status["reason"], status["message"]) == ("REASON_TASK_GROUP_INVALID",
+                                                     "Docker ContainerInfo is not supported on the executor")
 
 
 def test_an_executor_that_exits_fails_its_tasks_and_is_forgotten(cluster, framework) -> None:

@@ -3,7 +3,8 @@
 Why ours and not only mesos-go's example-executor: that one never sees
 KILL, SHUTDOWN or MESSAGE. This one writes what it receives into its sandbox
 (`events.log`, one event type per line, and `message.txt`), and answers:
-LAUNCH -> UPDATE TASK_RUNNING; KILL -> UPDATE TASK_KILLED; MESSAGE -> the
+LAUNCH -> UPDATE TASK_RUNNING; LAUNCH_GROUP -> UPDATE TASK_RUNNING of each
+task, in the group's order; KILL -> UPDATE TASK_KILLED; MESSAGE -> the
 same data back as a MESSAGE; SHUTDOWN -> exits 0. Standard library only:
 the agent runs it with the test's Python.
 """
@@ -65,6 +66,9 @@ def main() -> int:
             log.write(kind + "\n")
             if kind == "LAUNCH":
                 update(event["launch"]["task"]["task_id"], "TASK_RUNNING")
+            elif kind == "LAUNCH_GROUP":
+                for task in event["launch_group"]["task_group"]["tasks"]:
+                    update(task["task_id"], "TASK_RUNNING")
             elif kind == "KILL":
                 update(event["kill"]["task_id"], "TASK_KILLED")
             elif kind == "MESSAGE":

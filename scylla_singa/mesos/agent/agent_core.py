@@ -170,7 +170,7 @@ class AgentCore:
             return
         task = AgentTask(key[0], msg.get("framework") or {}, info, TaskLifecycle(key[1]), new_id())
         task.agent_id = self.agent_id or ""
-        if info.get("executor"):   # the tasks of a custom executor share its run (container id and sandbox)
+        if task.on_custom_executor:   # the tasks of a custom executor share its run (container id and sandbox)
             task.executor_run = self._executor_run(key[0], task.executor_id)
         self.tasks[key] = task
         self._save(task)
@@ -183,14 +183,15 @@ class AgentCore:
         if running is not None:
             return running
         for task in self.tasks.values():
-            if (task.framework_id == framework_id and task.info.get("executor") and task.executor_id == executor_id
+            if (task.framework_id == framework_id and task.on_custom_executor and task.executor_id == executor_id
                     and task.state not in TERMINAL_TASK_STATES and task.executor_run):
                 return task.executor_run
         return new_id()
 
     def _run_task_group(self, msg: dict[str, Any]) -> None:
-        """LAUNCH_GROUP: every task of the group under one default executor (one executor run id, one
-        sandbox with a directory per task); the task-group runner starts and ends them together."""
+        """LAUNCH_GROUP: every task of the group under one executor. The default executor: one run id, one
+        sandbox with a directory per task, started and ended together by the task-group runner. A custom
+        executor: its run and sandbox, and one LAUNCH_GROUP event to it (executor_runner.py)."""
         framework_id, executor = msg.get("framework_id"), msg.get("executor") or {}
         infos = [t for t in msg.get("tasks") or [] if isinstance(t, dict) and value(t.get("task_id"))]
         keys = [(framework_id, value(t.get("task_id"))) for t in infos]
@@ -198,7 +199,10 @@ class AgentCore:
             return
         executor = {**executor, "type": executor.get("type", "DEFAULT"),
                     "framework_id": {"value": framework_id}}
-        run, ids = new_id(), tuple(k[1] for k in keys)
+        ids = tuple(k[1] for k in keys)
+        # a default executor runs one group (a new run); a custom executor may run several, in its one run
+        run = (self._executor_run(framework_id, value(executor.get("executor_id")) or "")
+               if executor["type"] == "CUSTOM" else new_id())
         for key, info in zip(keys, infos):
             task = AgentTask(framework_id, msg.get("framework") or {}, info, TaskLifecycle(key[1]), new_id())
             task.agent_id = self.agent_id or ""
@@ -257,7 +261,7 @@ class AgentCore:
         sandbox; a task of a group has a directory `tasks/<task id>` in its group executor's sandbox."""
         executors = (self.work_dir / "slaves" / (self.agent_id or "unregistered") / "frameworks"
                      / _safe(task.framework_id) / "executors")
-        if task.info.get("executor"):   # a custom executor's tasks share its sandbox
+        if task.on_custom_executor:   # a custom executor's tasks share its sandbox
             path = executors / _safe(task.executor_id) / "runs" / task.executor_run
         elif task.group is not None:
             run = executors / _safe(task.executor_id) / "runs" / task.executor_run

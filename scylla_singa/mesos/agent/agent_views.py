@@ -118,7 +118,7 @@ def _executor_directory(task: AgentTask) -> object:
     """The executor's sandbox: a command task's own; a group's holds `tasks/<task id>` of each task."""
     if task.sandbox is None:
         return ""
-    return task.sandbox.parent.parent if task.group is not None else task.sandbox
+    return task.sandbox.parent.parent if task.in_default_group else task.sandbox
 
 
 def framework_json(framework_id: str, brief: JsonDict, live: list[AgentTask], ended: list[AgentTask]) -> JsonDict:

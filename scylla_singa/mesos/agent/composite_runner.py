@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 class CompositeRunner(TaskRunner):
     """Picks the runner of each task by what it asks for.
 
-    Tasks with a custom ExecutorInfo go to the executor runner, tasks of a
-    group to the task-group runner (both run their processes and containers
+    Tasks with a custom ExecutorInfo (their own, or their group's) go to the
+    executor runner, the other tasks of a group to the task-group runner (both run their processes and containers
     on the plain runners below); a DOCKER container, or a MESOS one with a
     Docker image, to the Docker runner; the rest (no container, or a MESOS one
     without image) to the process runner.
@@ -47,9 +47,9 @@ class CompositeRunner(TaskRunner):
         return self.docker if in_docker else self.process
 
     def pick(self, task: AgentTask) -> TaskRunner:
-        if task.group is not None:
-            return self.groups
-        return self.executors if task.info.get("executor") else self.plain(task)
+        if task.on_custom_executor:
+            return self.executors
+        return self.groups if task.group is not None else self.plain(task)
 
     async def launch(self, task: AgentTask, emit: Emit) -> None:
         try:

@@ -7,8 +7,9 @@ DOCKER or MESOS-with-image one, on the host's network so it reaches the
 agent), with the environment mesos-go and libmesos read (MESOS_FRAMEWORK_ID,
 MESOS_EXECUTOR_ID, MESOS_AGENT_ENDPOINT, MESOS_DIRECTORY, MESOS_SANDBOX,
 MESOS_CHECKPOINT, ...). The executor SUBSCRIBEs to `/api/v1/executor`
-(executor_api.py) and gets SUBSCRIBED, then one LAUNCH per task; more tasks
-for the same executor are LAUNCHed on it while it runs. Its UPDATE calls
+(executor_api.py) and gets SUBSCRIBED, then one LAUNCH per task, or one
+LAUNCH_GROUP per task group; more tasks and groups for the same executor are
+launched on it while it runs. Its UPDATE calls
 become the tasks' status updates (the `TaskReported` event of the task
 lifecycle), sent on with the executor's own uuid; when the framework
 acknowledges one, the executor gets ACKNOWLEDGED. KILL and SHUTDOWN go to
@@ -60,7 +61,7 @@ class CustomExecutor:
     process: AgentTask                 # the executor run as a task of the plain runners
     state: str = "LAUNCHING"           # LAUNCHING -> SUBSCRIBED (<-> DISCONNECTED) -> TERMINATED
     tasks: dict[str, tuple[AgentTask, Emit]] = field(default_factory=dict)
-    launched: set[str] = field(default_factory=set)   # tasks it was sent LAUNCH for
+    launched: set[str] = field(default_factory=set)   # tasks it was sent LAUNCH or LAUNCH_GROUP for
     stream: Any = None                 # an Outbox while subscribed
     token: str = ""                    # MESOS_EXECUTOR_AUTHENTICATION_TOKEN: only it may call for this executor
     ended: asyncio.Event = field(default_factory=asyncio.Event)
@@ -96,7 +97,7 @@ class ExecutorRunner(TaskRunner):
             self._send_launch(ex, task)
 
     def _new_executor(self, task: AgentTask) -> CustomExecutor:
-        info = task.info["executor"]
+        info = task.executor_info or {}
         sandbox = task.sandbox
         token = secrets.token_urlsafe(32)
         process = AgentTask(task.framework_id, task.framework, self._process_info(task, info, sandbox, token),
@@ -270,8 +271,17 @@ class ExecutorRunner(TaskRunner):
             self.core.executor_message(ex.framework_id, ex.executor_id, data)
 
     def _send_launch(self, ex: CustomExecutor, task: AgentTask) -> None:
-        ex.launched.add(task.task_id)
-        ex.stream.send({"type": "LAUNCH", "launch": {"task": task.info}})
+        """LAUNCH of a task; for a task of a group, one LAUNCH_GROUP of the whole group once every task of it
+        has reached this runner (the agent launches a group's tasks one by one)."""
+        if not task.group_tasks:
+            ex.launched.add(task.task_id)
+            ex.stream.send({"type": "LAUNCH", "launch": {"task": task.info}})
+            return
+        group = [ex.tasks[t][0] for t in task.group_tasks if t in ex.tasks]
+        if len(group) < len(task.group_tasks) or any(t.task_id in ex.launched for t in group):
+            return
+        ex.launched.update(task.group_tasks)
+        ex.stream.send({"type": "LAUNCH_GROUP", "launch_group": {"task_group": {"tasks": [t.info for t in group]}}})
 
     def _spawn(self, coro) -> None:
         t = asyncio.ensure_future(coro)

@@ -107,7 +107,7 @@ def _prepare_sandbox(task: AgentTask, user: TaskUser) -> None:
     """Hand the sandbox to the task's user (a task group's run directory too: its tasks live inside it) and
     check the user can reach it; TaskUserError says which directory stops it."""
     sandbox = task.sandbox
-    group_run = sandbox.parent.parent if task.group is not None and sandbox.parent.name == "tasks" else None
+    group_run = sandbox.parent.parent if task.in_default_group and sandbox.parent.name == "tasks" else None
     hand_sandbox_to(sandbox, user, up_to=group_run)
     blocked = unreachable_parent(sandbox, user)
     if blocked is not None:

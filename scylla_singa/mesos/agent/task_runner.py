@@ -67,6 +67,17 @@ class AgentTask:
         return self.info.get("executor") or self.group
 
     @property
+    def on_custom_executor(self) -> bool:
+        """Whether its framework's own (CUSTOM) executor runs it: named in its TaskInfo, or its group's."""
+        return bool(self.info.get("executor")) or (self.group is not None and self.group.get("type") == "CUSTOM")
+
+    @property
+    def in_default_group(self) -> bool:
+        """Whether it is a task of a group that the agent's default executor runs (a directory and a process of
+        its own inside the group's run); a group on a custom executor is that executor's business."""
+        return self.group is not None and not self.on_custom_executor
+
+    @property
     def executor_id(self) -> str:
         """Its executor's id; a command task's executor has the task's id (as in Mesos)."""
         executor = self.executor_info

@@ -10,10 +10,11 @@ in TASK_ERROR.
 The rules are Mesos 1.12's (master/validation.cpp), with its texts where
 the framework may rely on them:
 - a task has CommandInfo or ExecutorInfo, not both (a group's tasks have
-  CommandInfo only and the group a DEFAULT executor); a CUSTOM executor has
-  a command, a DEFAULT one none; an executor already known on the agent must
-  be launched again with the same ExecutorInfo;
-- a default executor runs one task group;
+  CommandInfo only and the group a DEFAULT or CUSTOM executor, not in a
+  DOCKER container); a CUSTOM executor has a command, a DEFAULT one none; an
+  executor already known on the agent must be launched again with the same
+  ExecutorInfo;
+- a default executor runs one task group (a custom one any number);
 - task ids are unique among the framework's live tasks and within the group;
 - resources: a MULTI_ROLE framework says in every resource's
   `allocation_info` the role it was offered (one role per task); for other
@@ -77,7 +78,7 @@ def check_launch(fw: FrameworkRec, tasks: list[JsonDict], group_executor: JsonDi
         if known is None:
             new_executor, executor_need = executor, _resources(executor.get("resources"), fw, offer_role)
             _container(executor.get("container"), executor_need)
-        elif group_executor is not None:
+        elif group_executor is not None and group_executor.get("type", "DEFAULT") == "DEFAULT":
             raise LaunchInvalid(f"Executor '{value(executor.get('executor_id'))}' already runs a task group on "
                                 "this agent; this cluster runs one task group per default executor: give the "
                                 "new group its own executor_id")
@@ -125,8 +126,10 @@ def _check_task(fw: FrameworkRec, task: JsonDict, agent_id: str, grouped: bool, 
 def _check_group(fw: FrameworkRec, tasks: list[JsonDict], executor: JsonDict) -> None:
     if not tasks:
         raise LaunchInvalid("Task group must not be empty")
-    if executor.get("type", "DEFAULT") != "DEFAULT":
-        raise LaunchInvalid("'ExecutorInfo.type' must be 'DEFAULT' in a LAUNCH_GROUP")
+    if executor.get("type", "DEFAULT") not in ("DEFAULT", "CUSTOM"):
+        raise LaunchInvalid("Unknown executor type")
+    if (executor.get("container") or {}).get("type") == "DOCKER":
+        raise LaunchInvalid("Docker ContainerInfo is not supported on the executor")
     _check_executor(fw, executor, "DEFAULT")
 
 
