@@ -14,8 +14,14 @@ offered an agent again while the filter lasts *and* the agent's free
 resources are a subset of what it refused; when more resources free up on
 the agent, filters that no longer cover them are dropped.
 
+Quota (quota.py): once a role has a guarantee or a limit, each round
+also tracks what the roles with quota hold and the headroom their unmet
+guarantees need (_QuotaRound); offers are cut to fit, so an agent's
+resources may go to several frameworks over successive rounds.
+
 Per-round cost: O(available agents x log frameworks) plus the filters that
-expire; nothing proportional to past offers or tasks.
+expire; nothing proportional to past offers or tasks (with quota, plus one
+pass over the agents per round).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from scylla_singa.mesos.api.resources import Resources
+from .quota import Quota, add_amounts, cap, sum_amounts, unmet, within_limits
 from .sorter import SORTERS, Sorter
 
 MAX_REFUSE_S = 365 * 86400.0
@@ -105,6 +112,14 @@ class Allocator(ABC):
     @abstractmethod
     def set_role_weight(self, role: str, weight: float) -> None: ...
 
+    @abstractmethod
+    def set_quota(self, role: str, quota: Quota | None) -> None:
+        """Give the role a quota (None or the default quota: none); later rounds offer within it."""
+
+    @abstractmethod
+    def role_allocation(self, role: str) -> dict[str, float]:
+        """What the role holds now (tasks and outstanding offers), scalar by scalar."""
+
     def filter_count(self, framework_id: str, now: float) -> int:
         """How many agents the framework filters now (for metrics; 0 when not kept)."""
         return 0
@@ -145,6 +160,7 @@ class HierarchicalAllocator(Allocator):
         self._offerable: set[str] = set()       # active, not suppressed frameworks
         self._total = Resources()
         self._rng = random.Random(seed)
+        self._quotas: dict[str, Quota] = {}   # roles with a guarantee or a limit (none: the fast path)
 
     # ---- frameworks ---------------------------------------------------
     def add_framework(self, framework_id: str, role: str = "*", active: bool = True) -> None:
@@ -224,6 +240,18 @@ class HierarchicalAllocator(Allocator):
             self._role_sorters[role] = sorter
             self._roles.add(role, self._role_weights.get(role, 1.0))
         self._role_sorters[role].add(framework_id)
+
+    def set_quota(self, role: str, quota: Quota | None) -> None:
+        if quota is None or quota.is_default:
+            self._quotas.pop(role, None)
+        else:
+            self._quotas[role] = quota
+        for agent_id, agent in self._agents.items():   # a raised limit may make idle resources offerable
+            if agent.active:
+                self._available[agent_id] = None
+
+    def role_allocation(self, role: str) -> dict[str, float]:
+        return dict(self._roles.allocation(role)) if role in self._roles else {}
 
     def set_role_weight(self, role: str, weight: float) -> None:
         self._role_weights[role] = weight
@@ -323,20 +351,28 @@ class HierarchicalAllocator(Allocator):
         order = list(self._available)
         self._rng.shuffle(order)
         grants: list[Grant] = []
+        quota = _QuotaRound(self) if self._quotas else None
         for agent_id in order:
             agent = self._agents[agent_id]
             if not agent.free.allocatable():
                 del self._available[agent_id]
                 continue
-            fw_id = self._pick(self._filters.get(agent_id))
+            if quota is None:
+                fw_id, offered = self._pick(self._filters.get(agent_id)), agent.free
+            else:
+                fw_id, offered = quota.pick(agent.free, self._filters.get(agent_id))
             if fw_id is None:
-                continue  # everybody filters this agent: it stays available for later rounds
-            grants.append(Grant(fw_id, agent_id, agent.free))
-            self.allocate_used(fw_id, agent_id, agent.free)
-            del self._available[agent_id]
+                continue  # everybody filters this agent (or is at its quota): it stays available for later rounds
+            grants.append(Grant(fw_id, agent_id, offered))
+            self.allocate_used(fw_id, agent_id, offered)
+            if quota is not None:
+                quota.granted(self._frameworks[fw_id].role, offered)
+            if not agent.free.allocatable():   # a quota may have cut the offer: the rest stays offerable
+                del self._available[agent_id]
         return grants
 
-    def _pick(self, flt: dict[str, tuple[float, Resources]] | None) -> str | None:
+    def _pick(self, flt: dict[str, tuple[float, Resources]] | None,
+              role_ok: Callable[[str], bool] | None = None) -> str | None:
         offerable = self._offerable
         if flt and len(flt) >= len(offerable) and offerable <= flt.keys():
             return None
@@ -347,6 +383,8 @@ class HierarchicalAllocator(Allocator):
         chosen: list[str] = []
 
         def role_has_one(role: str) -> bool:
+            if role_ok is not None and not role_ok(role):
+                return False
             fw_id = self._role_sorters[role].pick(eligible)
             if fw_id is not None:
                 chosen.append(fw_id)
@@ -389,6 +427,53 @@ class HierarchicalAllocator(Allocator):
         """Offerable frameworks in fairness order (roles first)."""
         return [fw for role in self._roles.sort() for fw in self._role_sorters[role].sort()
                 if fw in self._offerable]
+
+
+class _QuotaRound:
+    """One allocation round's quota bookkeeping (only when some role has a quota): what each role with a
+    quota holds, the unallocated resources, and the headroom, i.e. what the unmet guarantees still need.
+
+    A role below a guarantee is offered first (stage 1), the others after (stage 2). Either way an offer
+    is cut to the role's limits, and to its own unmet guarantee plus what the unallocated resources hold
+    beyond the headroom, so no offer eats into another role's guarantee.
+    """
+
+    def __init__(self, allocator: HierarchicalAllocator) -> None:
+        self.a = allocator
+        self.consumed = {role: allocator.role_allocation(role) for role in allocator._quotas}
+        self.headroom = sum_amounts(unmet(q, self.consumed[r]) for r, q in allocator._quotas.items())
+        self.unallocated = sum_amounts(agent.free.scalars for agent in allocator._agents.values() if agent.active)
+        self._offers: dict[str, Resources] = {}
+
+    def pick(self, free: Resources, flt: dict[str, tuple[float, Resources]] | None) -> tuple[str | None, Resources]:
+        self._offers.clear()
+        fw_id = self.a._pick(flt, lambda role: self._offerable(role, free, first=True))
+        if fw_id is None:
+            fw_id = self.a._pick(flt, lambda role: self._offerable(role, free, first=False))
+        return (None, free) if fw_id is None else (fw_id, self._offers[self.a._frameworks[fw_id].role])
+
+    def _offerable(self, role: str, free: Resources, first: bool) -> bool:
+        quota = self.a._quotas.get(role)
+        lacking = unmet(quota, self.consumed[role]) if quota is not None else {}
+        if first and not lacking:
+            return False
+        offer = free if quota is None else cap(free, within_limits(quota, self.consumed[role]))
+        spare = {k: lacking.get(k, 0.0) + max(0.0, self.unallocated.get(k, 0.0) - need)
+                 for k, need in self.headroom.items()}
+        offer = cap(offer, spare)
+        if not offer.allocatable():
+            return False
+        self._offers[role] = offer
+        return True
+
+    def granted(self, role: str, offer: Resources) -> None:
+        quota = self.a._quotas.get(role)
+        if quota is not None:
+            lacking = unmet(quota, self.consumed[role])
+            for k in self.headroom:
+                self.headroom[k] = max(0.0, self.headroom[k] - min(offer.scalar(k), lacking.get(k, 0.0)))
+            add_amounts(self.consumed[role], offer.scalars)
+        add_amounts(self.unallocated, offer.scalars, -1.0)
 
 
 def _intersect(a: Resources, b: Resources) -> Resources:

@@ -28,6 +28,7 @@ from .master_store import MasterStore
 from .master_records import CallError, FrameworkRec, MasterConfig, OfferRec, Outbox, TaskRec
 from .launch_validation import LaunchInvalid, check_launch
 from .master_metrics import count_terminal
+from .quota import Quota
 from .operator_events import OperatorEvents
 from .registration_lifecycles import (FRAMEWORK_TABLE, ActivateFramework, CancelFailoverTimer, CloseFrameworkStream,
                                       DeactivateFramework, FailOverOldStream, FrameworkFailoverExpired,
@@ -64,6 +65,7 @@ class Master:
         self.completed_frameworks: list[FrameworkRec] = []
         self.removed_framework_ids: set[str] = set()   # torn down or timed out: never subscribed again
         self.offers: dict[str, OfferRec] = {}
+        self.quotas: dict[str, Quota] = {}   # roles with a guarantee or a limit (quota_calls.py sets them)
         self.store = MasterStore(config.work_dir)
         self.counters: dict[str, float] = {}
         self.last_allocation_s = 0.0
@@ -702,8 +704,9 @@ class Master:
 
     def master_info(self) -> dict[str, Any]:
         """This master's MasterInfo as Mesos writes it: `ip` as a little-endian uint32, `pid`, and no
-        capabilities (AGENT_UPDATE, AGENT_DRAINING and QUOTA_V2 name calls this master does not serve;
-        QUOTA_V2 would also break mesos-go v0.0.11's JSON decoder, see README)."""
+        capabilities (AGENT_UPDATE and AGENT_DRAINING name an agent message and draining states this master
+        does not have; QUOTA_V2, though its calls are served, would break mesos-go v0.0.11's JSON decoder:
+        README)."""
         host = self.cfg.advertise_host or self.cfg.host
         ip = ipv4_of(host)
         return {"id": self.id, "ip": ipv4_as_uint32(ip), "port": self.cfg.port, "pid": f"master@{ip}:{self.cfg.port}",

@@ -30,6 +30,7 @@ from .master_metrics import metrics_json
 from .operator_api import OperatorEndpoint
 from .operator_views import (frameworks_json, master_flags, master_state_json, roles_json, slaves_json,
                              state_summary_json, tasks_json)
+from .quota_calls import quota_status
 from scylla_singa.mesos.api.event_stream import QueuedOutbox
 from .scheduler_http import SchedulerEndpoint, leader_redirect
 
@@ -97,6 +98,7 @@ class MasterHTTP:
                     app.router.add_get(path, self._leading(view))
             # ... and these every master serves itself
             app.router.add_get(prefix + "/flags", self.flags)
+            app.router.add_get(prefix + "/quota", self._leading(self.quota))
             app.router.add_get(prefix + "/health", self.health)
             app.router.add_get(prefix + "/redirect", self.redirect)
         app.router.add_get(AGENT_WS_PATH, self.agent_ws)
@@ -172,6 +174,10 @@ class MasterHTTP:
 
     async def roles(self, request: web.Request) -> web.Response:
         return json_answer(roles_json(self.m))
+
+    async def quota(self, request: web.Request) -> web.Response:
+        """Mesos's v0 `GET /quota`: the QuotaStatus (changes go through the operator API's UPDATE_QUOTA)."""
+        return json_answer(quota_status(self.m))
 
     async def flags(self, request: web.Request) -> web.Response:
         return json_answer({"flags": master_flags(self.m)})

@@ -127,6 +127,11 @@ def _allocator(m: Master) -> dict[str, float]:
     out.update(percentiles("allocator/mesos/allocation_run_latency_ms", [0.0] * len(m.allocation_ms)))
     out["allocator/mesos/allocation_runs"] = float(m.allocation_runs)
     totals = total(a.total for a in m.agent_registry.agents.values() if a.active)
+    for role, quota in sorted(m.quotas.items()):   # Mesos's quota gauges, for the roles that have one
+        for name, amount in quota.guarantees.items():
+            out[f"allocator/mesos/quota/roles/{role}/resources/{name}/guarantee"] = amount
+        for name, amount in quota.limits.items():
+            out[f"allocator/mesos/quota/roles/{role}/resources/{name}/limit"] = amount
     for role in sorted({f.role for f in m.frameworks.values()}):
         held = total(t.resources for f in m.frameworks.values() if f.role == role for t in f.tasks.values())
         held = held + total(m.offers[o].resources for f in m.frameworks.values() if f.role == role
@@ -134,7 +139,7 @@ def _allocator(m: Master) -> dict[str, float]:
         shares = [held.scalar(k) / v for k, v in totals.scalars.items() if v]
         out[f"allocator/mesos/roles/{role}/shares/dominant"] = max(shares, default=0.0)
         used = total(t.resources for f in m.frameworks.values() if f.role == role for t in f.tasks.values())
-        for name in ("cpus", "mem"):  # what the role consumes of its (absent) quota, as Mesos reports it
+        for name in ("cpus", "mem"):  # what the role consumes of its quota (or its absent one), as Mesos reports it
             if used.scalar(name):
                 out[f"allocator/mesos/quota/roles/{role}/resources/{name}/consumed"] = used.scalar(name)
         filters = sum(m.allocator.filter_count(f.id, m.now()) for f in m.frameworks.values() if f.role == role)

@@ -10,7 +10,8 @@ Answers in Mesos's order: 307 to `//LEADER/master/api/v1` from a standby
 (503 while no leader is known), 405 with `Allow: POST`, 400/415 for the body,
 400 "Failed to validate master::Call: ..." (call_validation), 406 when Accept
 allows neither format (checked on every operator call, as Mesos does), then
-the call's own answer. JSON is written as Mesos's writer does (defaults
+the call's own answer: 200 with the Response, or with no body for a call
+that changes something (Mesos's OK). JSON is written as Mesos's writer does (defaults
 included, codec.encode_as_mesos).
 """
 
@@ -27,11 +28,12 @@ from scylla_singa.mesos.api.call_validation import validate_master_operator_call
 from scylla_singa.mesos.api.codec import MASTER_OPERATOR, MediaType, encode_response
 from scylla_singa.mesos.api.fields import value
 from scylla_singa.mesos.api.http_auth import PRINCIPAL_KEY
-from scylla_singa.mesos.api.http_answers import CallRefused, answer_media_type, accepted, method_not_allowed, read_call, text
+from scylla_singa.mesos.api.http_answers import CallRefused, answer_media_type, method_not_allowed, read_call, text
 from . import operator_v1
 from scylla_singa.mesos.api.event_stream import EventStream
 from .master_core import Master
 from .master_metrics import metrics_json
+from .quota_calls import QuotaRefused, quota_status, remove_quota, set_quota, update_quota
 from .scheduler_http import leader_redirect
 
 log = logging.getLogger(__name__)
@@ -45,9 +47,6 @@ UNSUPPORTED = {
     "DESTROY_VOLUMES": "no persistent volumes (no reservations to hold them)",
     "GROW_VOLUME": "no persistent volumes (no reservations to hold them)",
     "SHRINK_VOLUME": "no persistent volumes (no reservations to hold them)",
-    "UPDATE_QUOTA": "no quota: roles share by weight only (UPDATE_WEIGHTS)",
-    "SET_QUOTA": "no quota: roles share by weight only (UPDATE_WEIGHTS)",
-    "REMOVE_QUOTA": "no quota: roles share by weight only (UPDATE_WEIGHTS)",
     "UPDATE_MAINTENANCE_SCHEDULE": "no maintenance schedules (use DRAIN_AGENT or DEACTIVATE_AGENT)",
     "START_MAINTENANCE": "no maintenance schedules (use DRAIN_AGENT or DEACTIVATE_AGENT)",
     "STOP_MAINTENANCE": "no maintenance schedules (use REACTIVATE_AGENT)",
@@ -89,7 +88,10 @@ class OperatorEndpoint:
             "GET_MASTER": lambda _: operator_v1.get_master(self.m),
             "GET_MAINTENANCE_STATUS": lambda _: {"status": {}},
             "GET_MAINTENANCE_SCHEDULE": lambda _: {"schedule": {}},
-            "GET_QUOTA": lambda _: {"status": {}},
+            "GET_QUOTA": lambda _: {"status": quota_status(self.m)},
+            "UPDATE_QUOTA": lambda body: update_quota(self.m, body),
+            "SET_QUOTA": lambda body: set_quota(self.m, body),
+            "REMOVE_QUOTA": lambda body: remove_quota(self.m, body),
             "DRAIN_AGENT": self._drain_agent,
             "DEACTIVATE_AGENT": lambda body: self._agent_active(body, False),
             "REACTIVATE_AGENT": lambda body: self._agent_active(body, True),
@@ -120,10 +122,10 @@ class OperatorEndpoint:
             body = call.get(kind.lower()) or {}
             # TEARDOWN is authorized against who asks (ACL teardown_frameworks)
             payload = self._teardown(body, request.get(PRINCIPAL_KEY)) if kind == "TEARDOWN" else handler(body)
-        except OperatorError as exc:
+        except (OperatorError, QuotaRefused) as exc:
             return text(exc.status, exc.message)
         if payload is None:
-            return accepted()
+            return web.Response(status=200)   # Mesos answers a call that changes something 200 OK, no body
         body = encode_response(MASTER_OPERATOR, {"type": kind, kind.lower(): payload}, media_type, as_mesos=True)
         return web.Response(status=200, body=body, content_type=media_type)
 

@@ -258,22 +258,24 @@ def state_summary_json(m: Master) -> dict[str, Any]:
 
 
 def roles_in_use(m: Master) -> list[tuple[str, float, list[Any]]]:
-    """(name, weight, frameworks) of every role with a framework or a weight, by name: the roles that
+    """(name, weight, frameworks) of every role with a framework, a weight or a quota, by name: the roles that
     /master/roles and the operator API's GET_ROLES list."""
     weights = dict(m.cfg.role_weights)
-    names = sorted({f.role for f in m.frameworks.values()} | set(weights))
+    names = sorted({f.role for f in m.frameworks.values()} | set(weights) | set(m.quotas))
     return [(name, float(weights.get(name, 1.0)), [f for f in m.frameworks.values() if f.role == name])
             for name in names]
 
 
 def roles_json(m: Master) -> dict[str, Any]:
-    """Mesos's /master/roles: every role with a framework or a weight; quantities, not Resource lists."""
+    """Mesos's /master/roles: every role with a framework, a weight or a quota; quantities, not Resource lists."""
     out = []
     for name, weight, fws in roles_in_use(m):
         allocated = total(t.resources for f in fws for t in f.tasks.values())
         offered = total(m.offers[o].resources for f in fws for o in f.offers if o in m.offers)
+        quota = m.quotas.get(name)
         out.append({"name": name, "weight": weight,
-                    "quota": {"role": name, "guarantee": {}, "limit": {}, "consumed": allocated.quantities()},
+                    "quota": {"role": name, "guarantee": dict(quota.guarantees) if quota else {},
+                              "limit": dict(quota.limits) if quota else {}, "consumed": allocated.quantities()},
                     "resources": (allocated + offered).quantities(), "allocated": allocated.quantities(),
                     "offered": offered.quantities(), "reserved": {}, "frameworks": [f.id for f in fws]})
     return {"roles": out}
