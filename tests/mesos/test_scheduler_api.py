@@ -293,8 +293,9 @@ def test_freed_resources_are_offered_at_once_not_at_the_next_allocation_interval
 
 
 def test_calls_with_nothing_to_do_here_are_answered_as_mesos_answers_them(cluster, raw) -> None:
-    """Operation statuses and inverse offers never exist here; an UPDATE_FRAMEWORK for another framework id is
-    refused as Mesos refuses it (what it changes: test_update_framework.py)."""
+    """Operation statuses never exist here, and answers to unknown inverse offers are accepted and ignored (as
+    Mesos does); an UPDATE_FRAMEWORK for another framework id is refused as Mesos refuses it (what it changes:
+    test_update_framework.py; inverse offers: test_maintenance.py)."""
     m = cluster(1)
     sub = raw(m.master_address)
     fw = {"value": sub.framework_id}

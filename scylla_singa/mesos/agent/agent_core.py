@@ -116,11 +116,12 @@ class AgentCore:
     def on_refused(self, message: str) -> None:
         """The master removed us earlier: kill everything and register as a new agent."""
         log.warning("agent %s refused by the master: %s", self.agent_id, message)
-        for task in list(self.tasks.values()):
-            self._spawn(self.runner.kill(task, 0.0, lambda e, t=task: self._event(t, e)))
-        self.tasks.clear()
         self.agent_id = None
-        self.registered = False
+        self.registered = False   # first: the kills' status updates are for a master that removed us
+        for task in list(self.tasks.values()):
+            # through the lifecycle, so each task is stopped *and* cleaned up (its container removed)
+            self._event(task, TaskKillRequested(0.0))
+        self.tasks.clear()
 
     def disconnected(self) -> None:
         self.registered = False

@@ -26,6 +26,7 @@ from scylla_singa.mesos.api.protocol import AGENT_WS_PATH
 from .agent_core import AgentCore
 
 log = logging.getLogger(__name__)
+REGISTER_RETRY_S = 5.0   # how often a refused registration is asked again
 
 
 class MasterLink:
@@ -39,6 +40,8 @@ class MasterLink:
         self.master = master
         self.credential = credential   # sent on every connect; the master binds our agent id to it
         self.refused: str | None = None   # why the master refused to register us, while it does
+        self.refused_at = 0.0             # when it last did (monotonic): registration is asked again later
+        self._said: str | None = None     # the refusal last logged (each reason once)
         self.current = master
         self.by_ref: dict[str, AgentCore] = {}
         self.by_id: dict[str, AgentCore] = {}
@@ -117,9 +120,10 @@ class MasterLink:
 
     def _refuse(self, why: str) -> None:
         """Say once (per reason) why the master will not have us; the link keeps retrying with backoff."""
-        if why != self.refused:
+        if why != self._said:
             log.error("%s", why)
-        self.refused = why
+        self.refused = self._said = why
+        self.refused_at = time.monotonic()
 
     async def _resolve(self) -> str:
         if self.current.startswith(("zk://", "zoo://")):
@@ -197,3 +201,9 @@ class MasterLink:
                 for core in self.by_ref.values():
                     if core.tasks:
                         core.retry(now)
+                if self.refused is not None and now - self.refused_at > REGISTER_RETRY_S:
+                    # refused (ACLs, its machine DOWN for maintenance): ask again once, the answer may change
+                    self.refused = None
+                    for core in self.by_ref.values():
+                        if not core.registered:
+                            self.send(core.registration())

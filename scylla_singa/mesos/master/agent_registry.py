@@ -161,6 +161,13 @@ class AgentRegistry:
         except ResourceError as exc:
             link.send({"type": "REREGISTER_REFUSED", "ref": ref, "message": f"bad resources: {exc}"})
             return
+        machine = self.master.maintenance.machine_of(str(info.get("hostname") or "localhost"),
+                                                     str(info.get("ip") or info.get("hostname") or "127.0.0.1"))
+        if machine is not None and self.master.maintenance.mode(machine) == "DOWN":
+            link.send({"type": "REGISTER_REFUSED", "ref": ref,
+                       "message": "Agent attempted to register while its machine is DOWN (STOP_MAINTENANCE "
+                                  "brings it up)"})
+            return
         agent_id = info.get("agent_id")
         if agent_id in self.removed_agents:
             link.send({"type": "REREGISTER_REFUSED", "ref": ref, "agent_id": agent_id,
@@ -302,13 +309,13 @@ class AgentRegistry:
         agent.tasks[(fw_id, task_id)] = task
         return task
 
-    def mark_gone(self, agent: AgentRec) -> None:
-        """MARK_AGENT_GONE: remove the agent (its tasks are lost) and make it kill them; its id never returns."""
+    def mark_gone(self, agent: AgentRec, why: str = "marked gone by the operator") -> None:
+        """MARK_AGENT_GONE (or its machine DOWN): remove the agent (its tasks are lost) and make it kill them;
+        its id never returns."""
         link = agent.link
-        self._agent_event(agent, AgentUnreachable(f"Agent {agent.hostname} marked gone by the operator"))
+        self._agent_event(agent, AgentUnreachable(f"Agent {agent.hostname} {why}"))
         if link is not None:
-            link.send({"type": "REREGISTER_REFUSED", "agent_id": agent.id,
-                       "message": "Agent marked gone by the operator"})
+            link.send({"type": "REREGISTER_REFUSED", "agent_id": agent.id, "message": f"Agent {why}"})
 
     def _remove_agent(self, ins: RemoveAgent, agent: AgentRec) -> None:
         """The agent did not come back (or is unreachable): its tasks are lost, frameworks get FAILURE."""

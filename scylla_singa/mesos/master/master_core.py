@@ -29,6 +29,8 @@ from .master_records import CallError, FrameworkRec, MasterConfig, OfferRec, Out
 from .launch_validation import LaunchInvalid, check_launch
 from .master_metrics import count_terminal
 from .quota import Quota
+from .inverse_offers import InverseOffers
+from .maintenance import Maintenance
 from .operator_events import OperatorEvents
 from .registration_lifecycles import (FRAMEWORK_TABLE, ActivateFramework, CancelFailoverTimer, CloseFrameworkStream,
                                       DeactivateFramework, FailOverOldStream, FrameworkFailoverExpired,
@@ -42,10 +44,9 @@ CALLS = frozenset({"SUBSCRIBE", "TEARDOWN", "ACCEPT", "DECLINE", "ACCEPT_INVERSE
                    "REVIVE", "KILL", "SHUTDOWN", "ACKNOWLEDGE", "ACKNOWLEDGE_OPERATION_STATUS", "RECONCILE",
                    "RECONCILE_OPERATIONS", "MESSAGE", "REQUEST", "SUPPRESS", "UPDATE_FRAMEWORK"})
 # Calls this master accepts (202) and does nothing about: it has no operations but LAUNCH/LAUNCH_GROUP
-# (so no operation status to acknowledge) and no inverse offers. Listed, so that no other call can end
-# up doing nothing by mistake.
-CALLS_WITHOUT_EFFECT = frozenset({"ACKNOWLEDGE_OPERATION_STATUS", "ACCEPT_INVERSE_OFFERS",
-                                  "DECLINE_INVERSE_OFFERS"})
+# (so no operation status to acknowledge). Listed, so that no other call can end up doing nothing by
+# mistake.
+CALLS_WITHOUT_EFFECT = frozenset({"ACKNOWLEDGE_OPERATION_STATUS"})
 
 
 DEFAULT_REFUSE_S = 5.0
@@ -66,6 +67,8 @@ class Master:
         self.removed_framework_ids: set[str] = set()   # torn down or timed out: never subscribed again
         self.offers: dict[str, OfferRec] = {}
         self.quotas: dict[str, Quota] = {}   # roles with a guarantee or a limit (quota_calls.py sets them)
+        self.maintenance = Maintenance()     # the operator's schedule (maintenance_calls.py changes it)
+        self.inverse_offers = InverseOffers(self)
         self.store = MasterStore(config.work_dir)
         self.counters: dict[str, float] = {}
         self.last_allocation_s = 0.0
@@ -99,6 +102,8 @@ class Master:
             "ACKNOWLEDGE": self._call_acknowledge, "RECONCILE": self._call_reconcile,
             "MESSAGE": self._call_message, "SHUTDOWN": self._call_shutdown, "REQUEST": self._call_request,
             "RECONCILE_OPERATIONS": self._call_reconcile_operations, "UPDATE_FRAMEWORK": self._call_update_framework,
+            "ACCEPT_INVERSE_OFFERS": lambda fw, body: self.inverse_offers.answer(fw, body, "ACCEPT"),
+            "DECLINE_INVERSE_OFFERS": lambda fw, body: self.inverse_offers.answer(fw, body, "DECLINE"),
             **{kind: self._call_without_effect for kind in CALLS_WITHOUT_EFFECT}}
         if set(self._calls) != CALLS - {"SUBSCRIBE"}:
             raise RuntimeError(f"calls without a handler: {sorted(CALLS - {'SUBSCRIBE'} - set(self._calls))}; "
@@ -651,6 +656,8 @@ class Master:
             fw = self.frameworks[fw_id]
             if fw.stream:
                 fw.stream.send({"type": "OFFERS", "offers": {"offers": offers}})
+        if self.maintenance.active:
+            self.inverse_offers.send()
 
     def _make_offer(self, g: Grant) -> dict[str, Any]:
         agent = self.agent_registry.agents[g.agent_id]
@@ -673,6 +680,10 @@ class Master:
         url = agent.url()
         if url:
             out["url"] = url
+        if self.maintenance.active:   # an agent of a DRAINING machine: when it is going away
+            unavailability = self.maintenance.unavailability_of(agent.hostname, agent.ip)
+            if unavailability is not None:
+                out["unavailability"] = unavailability
         offer.message = out
         return out
 

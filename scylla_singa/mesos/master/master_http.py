@@ -99,6 +99,8 @@ class MasterHTTP:
             # ... and these every master serves itself
             app.router.add_get(prefix + "/flags", self.flags)
             app.router.add_get(prefix + "/quota", self._leading(self.quota))
+            app.router.add_get(prefix + "/maintenance/schedule", self._leading(self.maintenance_schedule))
+            app.router.add_get(prefix + "/maintenance/status", self._leading(self.maintenance_status))
             app.router.add_get(prefix + "/health", self.health)
             app.router.add_get(prefix + "/redirect", self.redirect)
         app.router.add_get(AGENT_WS_PATH, self.agent_ws)
@@ -178,6 +180,13 @@ class MasterHTTP:
     async def quota(self, request: web.Request) -> web.Response:
         """Mesos's v0 `GET /quota`: the QuotaStatus (changes go through the operator API's UPDATE_QUOTA)."""
         return json_answer(quota_status(self.m))
+
+    async def maintenance_schedule(self, request: web.Request) -> web.Response:
+        """Mesos's v0 `GET /maintenance/schedule` (changes go through UPDATE_MAINTENANCE_SCHEDULE)."""
+        return json_answer({"windows": self.m.maintenance.windows})
+
+    async def maintenance_status(self, request: web.Request) -> web.Response:
+        return json_answer(self.m.maintenance.status())
 
     async def flags(self, request: web.Request) -> web.Response:
         return json_answer({"flags": master_flags(self.m)})

@@ -33,6 +33,8 @@ from . import operator_v1
 from scylla_singa.mesos.api.event_stream import EventStream
 from .master_core import Master
 from .master_metrics import metrics_json
+from .maintenance import MaintenanceInvalid
+from .maintenance_calls import start_maintenance, stop_maintenance, update_schedule
 from .quota_calls import QuotaRefused, quota_status, remove_quota, set_quota, update_quota
 from .scheduler_http import leader_redirect
 
@@ -47,9 +49,6 @@ UNSUPPORTED = {
     "DESTROY_VOLUMES": "no persistent volumes (no reservations to hold them)",
     "GROW_VOLUME": "no persistent volumes (no reservations to hold them)",
     "SHRINK_VOLUME": "no persistent volumes (no reservations to hold them)",
-    "UPDATE_MAINTENANCE_SCHEDULE": "no maintenance schedules (use DRAIN_AGENT or DEACTIVATE_AGENT)",
-    "START_MAINTENANCE": "no maintenance schedules (use DRAIN_AGENT or DEACTIVATE_AGENT)",
-    "STOP_MAINTENANCE": "no maintenance schedules (use REACTIVATE_AGENT)",
 }
 
 
@@ -86,8 +85,11 @@ class OperatorEndpoint:
                                                        for r, w in sorted(self.m.cfg.role_weights.items())]},
             "UPDATE_WEIGHTS": self._update_weights,
             "GET_MASTER": lambda _: operator_v1.get_master(self.m),
-            "GET_MAINTENANCE_STATUS": lambda _: {"status": {}},
-            "GET_MAINTENANCE_SCHEDULE": lambda _: {"schedule": {}},
+            "GET_MAINTENANCE_STATUS": lambda _: {"status": self.m.maintenance.status()},
+            "GET_MAINTENANCE_SCHEDULE": lambda _: {"schedule": {"windows": self.m.maintenance.windows}},
+            "UPDATE_MAINTENANCE_SCHEDULE": lambda body: update_schedule(self.m, body),
+            "START_MAINTENANCE": lambda body: start_maintenance(self.m, body),
+            "STOP_MAINTENANCE": lambda body: stop_maintenance(self.m, body),
             "GET_QUOTA": lambda _: {"status": quota_status(self.m)},
             "UPDATE_QUOTA": lambda body: update_quota(self.m, body),
             "SET_QUOTA": lambda body: set_quota(self.m, body),
@@ -124,6 +126,8 @@ class OperatorEndpoint:
             payload = self._teardown(body, request.get(PRINCIPAL_KEY)) if kind == "TEARDOWN" else handler(body)
         except (OperatorError, QuotaRefused) as exc:
             return text(exc.status, exc.message)
+        except MaintenanceInvalid as exc:
+            return text(400, str(exc))
         if payload is None:
             return web.Response(status=200)   # Mesos answers a call that changes something 200 OK, no body
         body = encode_response(MASTER_OPERATOR, {"type": kind, kind.lower(): payload}, media_type, as_mesos=True)
