@@ -60,8 +60,9 @@ def test_a_limit_caps_what_the_role_is_offered_and_is_shown_everywhere(cluster, 
     assert _offered_cpus(sub, 3.0) == 3.0   # of the cluster's 8: the limit, and no more arrives meanwhile
 
     status = _operator(m.master_address, {"type": "GET_QUOTA"}).json()["get_quota"]["status"]
-    assert status["configs"] == [_config("capped", limits={"cpus": 3.0})]
-    assert _get(m.master_address, "/quota")["configs"] == [_config("capped", limits={"cpus": 3.0})]
+    assert status == {"infos": [{"role": "capped"}],
+                      "configs": [{"role": "capped", "limits": {"cpus": {"value": 3.0}}}]}
+    assert _get(m.master_address, "/quota") == status
     (role,) = [r for r in _get(m.master_address, "/roles")["roles"] if r["name"] == "capped"]
     assert role["quota"]["limit"] == {"cpus": 3.0} and role["quota"]["guarantee"] == {}
     metrics = _get(m.master_address, "/metrics/snapshot")
@@ -82,10 +83,10 @@ def test_bad_updates_are_refused_as_mesos_refuses_them_and_change_nothing(cluste
     address = m.master_address
     cases = [
         (_update(address, _config("a", guarantees={"cpus": 5}, limits={"cpus": 2})),
-         "Invalid QuotaConfig: 'QuotaConfig.guarantees' {'cpus': 5} is not contained within the "
-         "'QuotaConfig.limits' {'cpus': 2}"),
+         "Invalid QuotaConfig: 'QuotaConfig.guarantees' { cpus: 5 } is not contained within the "
+         "'QuotaConfig.limits' { cpus: 2 }"),
         (_update(address, _config("eng/ml", limits={"cpus": 1})),
-         "Invalid QuotaConfig: Updating quota on nested role 'eng/ml' is not supported yet"),
+         "Updating quota on nested role 'eng/ml' is not supported yet"),
         (_update(address, _config("big", guarantees={"cpus": 9})),
          "Invalid QuotaConfig: total quota guarantees 'cpus:9' exceed cluster capacity "
          "'cpus:8; disk:200; mem:2048' (use 'force' flag to bypass this check)"),
@@ -94,17 +95,19 @@ def test_bad_updates_are_refused_as_mesos_refuses_them_and_change_nothing(cluste
     ]
     for answer, text in cases:
         assert (answer.status_code, answer.text) == (400, text)
-    assert _operator(address, {"type": "GET_QUOTA"}).json()["get_quota"]["status"]["configs"] == []
+    assert _operator(address, {"type": "GET_QUOTA"}).json()["get_quota"]["status"] == {}
     assert _update(address, _config("big", guarantees={"cpus": 9}), force=True).status_code == 200
-    assert _update(address, _config("big")).status_code == 200   # no guarantee, no limit: the quota is gone
-    assert _operator(address, {"type": "GET_QUOTA"}).json()["get_quota"]["status"]["configs"] == []
+    assert _update(address, _config("big")).status_code == 200   # no guarantee, no limit (still listed, as in Mesos)
+    assert _operator(address, {"type": "GET_QUOTA"}).json()["get_quota"]["status"] == {
+        "infos": [{"role": "big"}], "configs": [{"role": "big"}]}
 
     request = {"role": "legacy", "guarantee": [{"name": "cpus", "type": "SCALAR", "scalar": {"value": 1}}]}
     assert _operator(address, {"type": "SET_QUOTA", "set_quota": {"quota_request": request}}).status_code == 200
     again = _operator(address, {"type": "SET_QUOTA", "set_quota": {"quota_request": request}})
-    assert again.status_code == 409 and "already has quota" in again.text
+    assert again.status_code == 400 and "already has quota" in again.text
     assert _operator(address, {"type": "REMOVE_QUOTA", "remove_quota": {"role": "legacy"}}).status_code == 200
-    assert _operator(address, {"type": "GET_QUOTA"}).json()["get_quota"]["status"]["configs"] == []
+    assert [c["role"] for c in _operator(address, {"type": "GET_QUOTA"}).json()["get_quota"]["status"]["configs"]] \
+        == ["big"]
 
 
 def test_a_limit_below_what_the_role_holds_needs_force(cluster, framework) -> None:

@@ -44,8 +44,7 @@ def check_machine(machine_id: Any) -> MachineKey:
         try:
             ipaddress.ip_address(str(machine_id["ip"]))
         except ValueError:
-            raise MaintenanceInvalid(f"Failed to parse IP '{machine_id['ip']}' of machine "
-                                     f"'{show(machine_id)}'") from None
+            raise MaintenanceInvalid(f"Failed to parse IPv4: {machine_id['ip']}") from None
     return machine_key(machine_id)
 
 
@@ -202,4 +201,9 @@ class Maintenance:
         """GET_MAINTENANCE_STATUS's ClusterStatus."""
         draining = [{"id": machine_id, "statuses": list(self.statuses.get(key, {}).values())}
                     for key, (machine_id, _) in self.scheduled().items() if key not in self.down]
-        return {"draining_machines": draining, "down_machines": list(self.down.values())}
+        out: JsonDict = {}
+        if draining:   # Mesos leaves empty lists out
+            out["draining_machines"] = draining
+        if self.down:
+            out["down_machines"] = list(self.down.values())
+        return out

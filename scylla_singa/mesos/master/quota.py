@@ -43,8 +43,12 @@ class Quota:
 
     def config(self, role: str) -> dict[str, Any]:
         """As a v1 QuotaConfig (JSON form: a map of name to Value.Scalar)."""
-        return {"role": role, "guarantees": {k: {"value": v} for k, v in sorted(self.guarantees.items())},
-                "limits": {k: {"value": v} for k, v in sorted(self.limits.items())}}
+        out: dict[str, Any] = {"role": role}
+        if self.guarantees:   # Mesos leaves an empty map out
+            out["guarantees"] = {k: {"value": v} for k, v in sorted(self.guarantees.items())}
+        if self.limits:
+            out["limits"] = {k: {"value": v} for k, v in sorted(self.limits.items())}
+        return out
 
 
 def quota_from_config(config: Mapping[str, Any]) -> tuple[str, Quota]:
@@ -55,8 +59,8 @@ def quota_from_config(config: Mapping[str, Any]) -> tuple[str, Quota]:
     problem = role_problem(role)
     if problem:
         raise QuotaInvalid(f"Invalid 'QuotaConfig.role': {problem}")
-    if "/" in role:
-        raise QuotaInvalid(f"Updating quota on nested role '{role}' is not supported yet")
+    if role == "*":   # (Apache Mesos 1.12's master aborts on it)
+        raise QuotaInvalid("Invalid 'QuotaConfig.role': quota cannot be set for the default role '*'")
     guarantees = _scalars(config.get("guarantees"), "guarantees", "guarantee")
     limits = _scalars(config.get("limits"), "limits", "limit")
     over = {k: v for k, v in guarantees.items() if v > limits.get(k, math.inf)}
@@ -79,7 +83,7 @@ def _scalars(given: Any, field_name: str, word: str) -> dict[str, float]:
         bound = EXABYTE_IN_MB if name in ("mem", "disk") else OTHER_BOUND
         if amount > bound:
             what = "1 exabyte" if bound == EXABYTE_IN_MB else "1 trillion"
-            raise QuotaInvalid(f"Invalid 'QuotaConfig.{field_name}': {{'{name}': {_num(amount)}}} is invalid: "
+            raise QuotaInvalid(f"Invalid 'QuotaConfig.{field_name}': {{ {name}: {_num(amount)} }} is invalid: "
                                f"values greater than {what} ({bound}) are not supported")
         if not math.isfinite(amount) or amount < 0:
             raise QuotaInvalid(f"Invalid {word} configuration {{'{name}': {_num(amount)}}}: "
@@ -132,7 +136,8 @@ def sum_amounts(parts: Iterable[Mapping[str, float]]) -> dict[str, float]:
 
 
 def _show(amounts: Mapping[str, float]) -> str:
-    return "{" + ", ".join(f"'{k}': {_num(v)}" for k, v in sorted(amounts.items())) + "}"
+    """A map of scalars as Mesos prints it: `{ cpus: 5, mem: 10 }`."""
+    return "{ " + ", ".join(f"{k}: {_num(v)}" for k, v in sorted(amounts.items())) + " }" if amounts else "{}"
 
 
 def _num(x: float) -> str:

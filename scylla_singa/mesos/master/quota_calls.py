@@ -36,9 +36,12 @@ class QuotaRefused(Exception):
 
 
 def update_quota(m: Master, body: JsonDict) -> None:
-    """UPDATE_QUOTA: set each role's guarantees and limits (both empty: back to no quota)."""
+    """UPDATE_QUOTA: set each role's guarantees and limits (both empty: no guarantee, no limit)."""
     updates: dict[str, Quota] = {}
     for config in body.get("quota_configs") or ():
+        role = str(config.get("role") or "")
+        if "/" in role:
+            raise QuotaRefused(400, f"Updating quota on nested role '{role}' is not supported yet")
         try:
             role, quota = quota_from_config(config)
         except QuotaInvalid as exc:
@@ -55,7 +58,7 @@ def set_quota(m: Master, body: JsonDict) -> None:
     except QuotaInvalid as exc:
         raise QuotaRefused(400, f"Failed to validate set quota request: {exc}") from None
     if role in m.quotas:
-        raise QuotaRefused(409, f"Failed to validate set quota request: Can not set quota for role '{role}' "
+        raise QuotaRefused(400, f"Failed to validate set quota request: Cannot set quota for role '{role}' "
                                 "which already has quota")
     if not quota.guarantees:
         raise QuotaRefused(400, "Failed to validate set quota request: QuotaInfo with empty 'guarantee'")
@@ -65,17 +68,18 @@ def set_quota(m: Master, body: JsonDict) -> None:
 def remove_quota(m: Master, body: JsonDict) -> None:
     """REMOVE_QUOTA (deprecated in Mesos): the role goes back to no quota."""
     role = str(body.get("role") or "")
-    if role not in m.quotas:
+    if role not in m.quotas:   # (Apache Mesos 1.12's master aborts here)
         raise QuotaRefused(400, f"Failed to remove quota: Role '{role}' has no quota set")
     _apply(m, {role: Quota()}, force=True)
+    del m.quotas[role]
 
 
 def quota_status(m: Master) -> JsonDict:
     """GET_QUOTA's QuotaStatus: every role's QuotaConfig, and the legacy QuotaInfo of those with guarantees."""
     configs = [m.quotas[role].config(role) for role in sorted(m.quotas)]
-    infos = [{"role": role, "guarantee": Resources(m.quotas[role].guarantees).to_json()}
-             for role in sorted(m.quotas) if m.quotas[role].guarantees]
-    return {"infos": infos, "configs": configs}
+    infos = [{"role": role, **({"guarantee": Resources(m.quotas[role].guarantees).to_json()}
+                               if m.quotas[role].guarantees else {})} for role in sorted(m.quotas)]
+    return {"infos": infos, "configs": configs} if configs else {}
 
 
 def role_consumed(m: Master, role: str) -> Resources:
@@ -98,10 +102,7 @@ def _apply(m: Master, updates: dict[str, Quota], force: bool) -> None:
         raise QuotaRefused(400, f"Invalid QuotaConfig: total quota guarantees '{_show(guarantees)}' exceed "
                                 f"cluster capacity '{_show(capacity)}' (use 'force' flag to bypass this check)")
     for role, quota in updates.items():
-        if quota.is_default:
-            m.quotas.pop(role, None)
-        else:
-            m.quotas[role] = quota
+        m.quotas[role] = quota   # a default quota stays listed, as in Mesos (REMOVE_QUOTA forgets the role)
         m.allocator.set_quota(role, quota)
     guaranteed = any(q.guarantees for q in updates.values())
     for offer in list(m.offers.values()):

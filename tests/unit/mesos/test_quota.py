@@ -29,11 +29,11 @@ def test_a_valid_config_becomes_a_quota() -> None:
 @pytest.mark.parametrize("config, message", [
     ({"guarantees": {}}, "'QuotaConfig.role' must be set"),
     (_config(role="a b"), "Invalid 'QuotaConfig.role': Role name must not contain whitespace"),
-    (_config(role="eng/ml"), "Updating quota on nested role 'eng/ml' is not supported yet"),
+    (_config(role="*"), "Invalid 'QuotaConfig.role': quota cannot be set for the default role '*'"),
     (_config(guarantees={"cpus": 5}, limits={"cpus": 2}),
-     "'QuotaConfig.guarantees' {'cpus': 5} is not contained within the 'QuotaConfig.limits' {'cpus': 2}"),
+     "'QuotaConfig.guarantees' { cpus: 5 } is not contained within the 'QuotaConfig.limits' { cpus: 2 }"),
     (_config(limits={"cpus": -1}), "Invalid limit configuration {'cpus': -1}: Invalid scalar value"),
-    (_config(guarantees={"mem": 2.0 * 1024 ** 4}), "Invalid 'QuotaConfig.guarantees': {'mem': 2199023255552} is "
+    (_config(guarantees={"mem": 2.0 * 1024 ** 4}), "Invalid 'QuotaConfig.guarantees': { mem: 2199023255552 } is "
                                                    "invalid: values greater than 1 exabyte"),
     (_config(limits={"cpus": "four"}), "Invalid limit configuration {'cpus': 'four'}: a scalar value is expected"),
 ])
