@@ -59,8 +59,6 @@ def quota_from_config(config: Mapping[str, Any]) -> tuple[str, Quota]:
     problem = role_problem(role)
     if problem:
         raise QuotaInvalid(f"Invalid 'QuotaConfig.role': {problem}")
-    if role == "*":   # (Apache Mesos 1.12's master aborts on it)
-        raise QuotaInvalid("Invalid 'QuotaConfig.role': quota cannot be set for the default role '*'")
     guarantees = _scalars(config.get("guarantees"), "guarantees", "guarantee")
     limits = _scalars(config.get("limits"), "limits", "limit")
     over = {k: v for k, v in guarantees.items() if v > limits.get(k, math.inf)}

@@ -29,7 +29,6 @@ def test_a_valid_config_becomes_a_quota() -> None:
 @pytest.mark.parametrize("config, message", [
     ({"guarantees": {}}, "'QuotaConfig.role' must be set"),
     (_config(role="a b"), "Invalid 'QuotaConfig.role': Role name must not contain whitespace"),
-    (_config(role="*"), "Invalid 'QuotaConfig.role': quota cannot be set for the default role '*'"),
     (_config(guarantees={"cpus": 5}, limits={"cpus": 2}),
      "'QuotaConfig.guarantees' { cpus: 5 } is not contained within the 'QuotaConfig.limits' { cpus: 2 }"),
     (_config(limits={"cpus": -1}), "Invalid limit configuration {'cpus': -1}: Invalid scalar value"),
