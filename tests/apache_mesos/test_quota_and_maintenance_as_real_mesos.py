@@ -8,7 +8,6 @@ role without quota. Ours answers 400 (tests/mesos/test_quota.py).
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,6 +16,8 @@ import requests
 
 from scylla_singa.mesos.api.codec import MediaType
 from scylla_singa.mesos.embedded import EmbeddedMesos
+
+from tests.support.scylla_home import scylla_home_at
 
 from . import flows
 from .real_mesos import MesosProcess
@@ -85,16 +86,11 @@ SEQUENCE = [
 
 @pytest.fixture(scope="module")
 def our_master(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedMesos]:
-    home = os.environ.get("SCYLLA_HOME")
-    os.environ["SCYLLA_HOME"] = str(tmp_path_factory.mktemp("home"))
-    # insecure like the real master of these tests (started without HTTP authentication)
-    master = EmbeddedMesos(0, simulate=True, insecure=True).start()
-    yield master
-    master.stop()
-    if home is None:
-        os.environ.pop("SCYLLA_HOME", None)
-    else:
-        os.environ["SCYLLA_HOME"] = home
+    with scylla_home_at(tmp_path_factory.mktemp("home")):
+        # insecure like the real master of these tests (started without HTTP authentication)
+        master = EmbeddedMesos(0, simulate=True, insecure=True).start()
+        yield master
+        master.stop()
 
 
 def _parsed(text: str) -> Any:

@@ -6,12 +6,12 @@ skipped with the reason and the command that installs it.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
 
 from scylla_singa.mesos.embedded import EmbeddedMesos
+from tests.support.scylla_home import scylla_home_at
 from .client_scenarios import CLIENTS, installed
 
 
@@ -26,18 +26,14 @@ def process_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedd
     """Our master and one agent that runs tasks as processes (the clients' tasks are plain commands)."""
     if not installed():
         pytest.skip(f"the third-party Mesos clients are not installed in {CLIENTS}: run tools/ensure_mesos_clients.sh")
-    home = os.environ.get("SCYLLA_HOME")
-    os.environ["SCYLLA_HOME"] = str(tmp_path_factory.mktemp("home"))
-    # Insecure on purpose: these suites prove protocol compatibility with clients several of which cannot send
-    # credentials (README's compatibility table says which); authentication is proven in tests/security.
-    cluster = EmbeddedMesos([{"resources": "cpus:4;mem:4096;disk:1024;ports:[31000-32000]"}], simulate=False,
-                            use_docker=False, allocation_interval=0.2, insecure=True,
-                            # The clients declare user "root" (mesos-go's default) or none (the agent's own user,
-                            # root): started as an operator would for them (tests/security proves the refusal).
-                            allow_root_tasks=True).start()
-    yield cluster
-    cluster.stop()
-    if home is None:
-        os.environ.pop("SCYLLA_HOME", None)
-    else:
-        os.environ["SCYLLA_HOME"] = home
+    with scylla_home_at(tmp_path_factory.mktemp("home")):
+        # Insecure on purpose: these suites prove protocol compatibility with clients several of which cannot
+        # send credentials (README's compatibility table says which); authentication is proven in tests/security.
+        cluster = EmbeddedMesos([{"resources": "cpus:4;mem:4096;disk:1024;ports:[31000-32000]"}], simulate=False,
+                                use_docker=False, allocation_interval=0.2, insecure=True,
+                                # The clients declare user "root" (mesos-go's default) or none (the agent's own
+                                # user, root): started as an operator would for them (tests/security proves the
+                                # refusal).
+                                allow_root_tasks=True).start()
+        yield cluster
+        cluster.stop()

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import requests
 
+from scylla_singa.common.waiting import Deadline
 from scylla_singa.mesos.api.recordio import Decoder
 from scylla_singa.mesos.embedded import EmbeddedMesos
 from tests.support.mesos_framework import TestFramework
@@ -89,12 +90,16 @@ class RawSubscription:
             self._pending += [json.loads(r) for r in self._decoder.feed(chunk)]
         return self._pending.pop(0)
 
-    def next_of(self, kind: str, limit: int = 50) -> dict[str, Any]:
-        for _ in range(limit):
-            ev = self.next_event()
-            if ev["type"] == kind:
-                return ev
-        raise AssertionError(f"no {kind} event in {limit} events")
+    def next_of(self, kinds: str | tuple[str, ...], timeout: float = 15.0) -> dict[str, Any]:
+        """The next event of `kinds` (one type or several; HEARTBEATs and the others skipped); TimeoutError at
+        the deadline (each read is bounded by the stream's heartbeats and socket timeout)."""
+        kinds = (kinds,) if isinstance(kinds, str) else kinds
+        deadline = Deadline(timeout)
+        while not deadline.passed():
+            event = self.next_event()
+            if event["type"] in kinds:
+                return event
+        raise TimeoutError(f"no {'/'.join(kinds)} event within {timeout}s")
 
     def call(self, body: dict[str, Any], stream_id: str | None = "same", **headers: str) -> requests.Response:
         if stream_id == "same":

@@ -12,7 +12,7 @@ from typing import Any
 
 import requests
 
-from scylla_singa.common.waiting import Deadline, wait_until
+from scylla_singa.common.waiting import wait_until
 
 
 def _get(master: str, path: str) -> Any:
@@ -21,15 +21,6 @@ def _get(master: str, path: str) -> Any:
 
 def _operator(master: str, body: dict[str, Any]) -> requests.Response:
     return requests.post(f"http://{master}/api/v1", json=body, timeout=10)
-
-
-def _next_of(sub: Any, kinds: tuple[str, ...], timeout: float = 15.0) -> dict[str, Any]:
-    deadline = Deadline(timeout)
-    while not deadline.passed():
-        event = sub.next_event()
-        if event["type"] in kinds:
-            return event
-    raise TimeoutError(f"no {'/'.join(kinds)} event within {timeout}s")
 
 
 def _hostnames(master: str) -> list[str]:
@@ -41,7 +32,7 @@ def test_a_machine_drains_goes_down_and_comes_back(cluster, raw) -> None:
     master = m.master_address
     sub = raw(master)
     fw = {"value": sub.framework_id}
-    offers = _next_of(sub, ("OFFERS",))["offers"]["offers"]
+    offers = sub.next_of(("OFFERS",))["offers"]["offers"]
     offer = next(o for o in offers if o["hostname"] == "agent-0")
     task = {"name": "long", "task_id": {"value": "long-1"}, "agent_id": offer["agent_id"],
             "command": {"value": "sleep 1000"},
@@ -57,7 +48,7 @@ def test_a_machine_drains_goes_down_and_comes_back(cluster, raw) -> None:
                                 "update_maintenance_schedule": {"schedule": schedule}})
     assert (answer.status_code, answer.content) == (200, b""), answer.text
 
-    inverse = _next_of(sub, ("INVERSE_OFFERS",))["inverse_offers"]["inverse_offers"]
+    inverse = sub.next_of(("INVERSE_OFFERS",))["inverse_offers"]["inverse_offers"]
     assert [(i["agent_id"], i["unavailability"]) for i in inverse] == [(offer["agent_id"], unavailability)]
     status = _operator(master, {"type": "GET_MAINTENANCE_STATUS"}).json()["get_maintenance_status"]["status"]
     [draining] = status["draining_machines"]
@@ -73,9 +64,9 @@ def test_a_machine_drains_goes_down_and_comes_back(cluster, raw) -> None:
                                                         " is not in DOWN mode and cannot be brought up")
     assert _operator(master, {"type": "START_MAINTENANCE",
                               "start_maintenance": {"machines": [machine]}}).status_code == 200
-    lost = _next_of(sub, ("UPDATE",))["update"]["status"]
+    lost = sub.next_of(("UPDATE",))["update"]["status"]
     while lost["state"] in ("TASK_STARTING", "TASK_RUNNING"):   # the task's updates from before
-        lost = _next_of(sub, ("UPDATE",))["update"]["status"]
+        lost = sub.next_of(("UPDATE",))["update"]["status"]
     assert (lost["task_id"], lost["state"]) == (task["task_id"], "TASK_LOST") and "Machine DOWN" in lost["message"]
     wait_until(lambda: _hostnames(master) == ["agent-1"], 10, "agent-0 removed")
     status = _operator(master, {"type": "GET_MAINTENANCE_STATUS"}).json()["get_maintenance_status"]["status"]

@@ -10,23 +10,12 @@ from typing import Any
 
 import pytest
 
-from scylla_singa.common.waiting import Deadline
 
 MULTI_ROLE = [{"type": "MULTI_ROLE"}]
 
 
 def _get(master: str, path: str) -> Any:
     return json.load(urllib.request.urlopen(f"http://{master}{path}", timeout=10))
-
-
-def _next_of(sub: Any, kinds: tuple[str, ...], timeout: float = 10.0) -> dict[str, Any]:
-    """The stream's next event of one of `kinds` (HEARTBEATs and others skipped); TimeoutError at the deadline."""
-    deadline = Deadline(timeout)
-    while not deadline.passed():
-        event = sub.next_event()
-        if event["type"] in kinds:
-            return event
-    raise TimeoutError(f"no {'/'.join(kinds)} event within {timeout}s")
 
 
 def _update(sub: Any, info: dict[str, Any], **extra: Any) -> Any:
@@ -45,15 +34,15 @@ def subscribed(cluster, raw) -> tuple[Any, Any, dict[str, Any]]:
 
 def test_a_role_change_rescinds_the_old_offers_and_offers_come_in_the_new_role(subscribed) -> None:
     m, sub, info = subscribed
-    first = _next_of(sub, ("OFFERS",))["offers"]["offers"][0]
+    first = sub.next_of(("OFFERS",))["offers"]["offers"][0]
     assert first["allocation_info"] == {"role": "analytics"}
 
     answer = _update(sub, {**info, "name": "after", "roles": ["training"], "failover_timeout": 120.0})
     assert answer.status_code == 200 and answer.content == b"", answer.text
 
-    rescinded = _next_of(sub, ("RESCIND",))
+    rescinded = sub.next_of(("RESCIND",))
     assert rescinded["rescind"]["offer_id"] == first["id"]
-    again = _next_of(sub, ("OFFERS",))["offers"]["offers"][0]
+    again = sub.next_of(("OFFERS",))["offers"]["offers"][0]
     assert again["allocation_info"] == {"role": "training"}
     assert again["resources"][0]["allocation_info"] == {"role": "training"}
 
@@ -66,7 +55,7 @@ def test_a_role_change_rescinds_the_old_offers_and_offers_come_in_the_new_role(s
 
 def test_suppressed_roles_suppress_and_an_update_without_them_offers_again(subscribed) -> None:
     m, sub, info = subscribed
-    offer = _next_of(sub, ("OFFERS",))["offers"]["offers"][0]
+    offer = sub.next_of(("OFFERS",))["offers"]["offers"][0]
     assert sub.call({"type": "DECLINE", "framework_id": {"value": sub.framework_id},
                      "decline": {"offer_ids": [offer["id"]], "filters": {"refuse_seconds": 0.0}}}).status_code == 202
     assert _update(sub, info, suppressed_roles=["analytics"]).status_code == 200
@@ -75,7 +64,7 @@ def test_suppressed_roles_suppress_and_an_update_without_them_offers_again(subsc
 
     assert _update(sub, info).status_code == 200
     assert _get(m.master_address, "/metrics/snapshot")[key] == 0.0
-    assert _next_of(sub, ("OFFERS",))["offers"]["offers"][0]["agent_id"] == offer["agent_id"]
+    assert sub.next_of(("OFFERS",))["offers"]["offers"][0]["agent_id"] == offer["agent_id"]
 
 
 @pytest.mark.parametrize("change, message", [
