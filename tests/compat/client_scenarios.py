@@ -7,6 +7,7 @@ import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 CLIENTS = REPO / ".cache" / "clients"
@@ -28,3 +29,12 @@ def installed() -> bool:
     bins = [CLIENTS / "bin" / n for n in ("example-scheduler", "example-executor", "msh", "mwatch")]
     return all(p.exists() for p in bins) and (CLIENTS / "venv" / "bin" / "mesos-cli").exists() and \
         (CLIENTS / "node" / "node_modules" / "@dcos" / "mesos-client").is_dir()
+
+
+def run_scenario(cluster: Any, name: str) -> tuple[bool, str]:
+    """Run the client scenario `name` against an EmbeddedMesos (its master and first agent): whether the
+    client showed its own sign of success, and its output (the client's, then any background watcher's)."""
+    driver = try_clients()
+    scenarios = {s.name: s for s in driver.scenarios(cluster.master_address, cluster.agent_addresses[0])}
+    outcome = driver.run(scenarios[name], cluster.master_address)
+    return outcome.result == "works", "\n".join(outcome.evidence + outcome.background_evidence)

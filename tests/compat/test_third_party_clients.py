@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import pytest
 
-from .client_scenarios import try_clients
+from .client_scenarios import run_scenario
 
 WORKING = ["mesos-go example-scheduler (protobuf)", "mesos-go example-scheduler (json)", "mesos-go msh",
            "mesos-go msh -pod", "mesos-go mwatch", "mesoshttp sample (command)", "avmesos sample (command)", "avmesos-cli mesos agent list", "avmesos-cli mesos framework list --all",
@@ -28,10 +28,6 @@ WORKING = ["mesos-go example-scheduler (protobuf)", "mesos-go example-scheduler 
 
 @pytest.mark.parametrize("name", WORKING)
 def test_client_does_its_job_against_our_master(process_cluster, name: str) -> None:
-    driver = try_clients()
-    scenarios = {s.name: s for s in driver.scenarios(process_cluster.master_address,
-                                                     process_cluster.agent_addresses[0])}
-    outcome = driver.run(scenarios[name], process_cluster.master_address)
-    evidence = "\n".join(outcome.evidence + outcome.background_evidence)
-    assert outcome.result == "works", f"{name} did not show {scenarios[name].success!r}; its output:\n{evidence}"
+    works, output = run_scenario(process_cluster, name)
+    assert works, f"{name} did not show its sign of success; its output:\n{output}"
 

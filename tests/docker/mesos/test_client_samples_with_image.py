@@ -17,7 +17,7 @@ import docker.errors
 import pytest
 
 from scylla_singa.mesos.embedded import EmbeddedMesos
-from tests.compat.client_scenarios import CLIENTS, try_clients
+from tests.compat.client_scenarios import CLIENTS, run_scenario
 
 BASE = "debian:bookworm-slim"
 SAMPLES = ["mesoshttp sample (MESOS container, Docker image)", "avmesos sample (MESOS container, Docker image)"]
@@ -58,10 +58,6 @@ def docker_agent_cluster(docker_client: docker.DockerClient, debian_image: None)
 @pytest.mark.clients
 @pytest.mark.parametrize("name", SAMPLES)
 def test_sample_as_shipped_runs_its_debian_container_and_kills_it(docker_agent_cluster, name: str) -> None:
-    driver = try_clients()
-    scenarios = {s.name: s for s in driver.scenarios(docker_agent_cluster.master_address,
-                                                     docker_agent_cluster.agent_addresses[0])}
-    outcome = driver.run(scenarios[name], docker_agent_cluster.master_address)
-    evidence = "\n".join(outcome.evidence)
-    assert outcome.result == "works", f"{name} did not end TASK_KILLED; its output:\n{evidence}"
-    assert "EVENT UPDATE TASK_RUNNING" in evidence, evidence
+    works, output = run_scenario(docker_agent_cluster, name)
+    assert works, f"{name} did not end TASK_KILLED; its output:\n{output}"
+    assert "EVENT UPDATE TASK_RUNNING" in output, output
