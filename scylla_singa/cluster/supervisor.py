@@ -120,7 +120,9 @@ def stop(record: Supervised) -> None:
     pid = supervisor_pid(pidfile)
     if pid is not None:
         os.kill(pid, signal.SIGTERM)
-        wait_until(lambda: supervisor_pid(pidfile) is None, STOP_GRACE_S + 15, f"the supervisor of {record.name}")
+        # its pidfile goes first, then the process itself ends: stopped means both
+        wait_until(lambda: supervisor_pid(pidfile) is None and start_time(pid) is None, STOP_GRACE_S + 15,
+                   f"the supervisor of {record.name} to end")
     pidfile.unlink(missing_ok=True)
     child_pidfile(pidfile).unlink(missing_ok=True)
 

@@ -29,8 +29,8 @@ from scylla_singa.mesos.api.protocol import make_status, new_uuid_b64
 from scylla_singa.mesos.api.resources import Resources
 from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
 from .fetcher import FetchError, fetch_all
-from .task_events import (CancelLaunch, CleanUpTask, SendTaskStatus, StopTask, TaskEvent, TaskKillRequested,
-                          TaskLaunchFailed)
+from .task_events import (CancelLaunch, CleanUpTask, SendTaskStatus, StopTask, TaskEvent, TaskExited,
+                          TaskKillRequested, TaskLaunchFailed, TaskStopped)
 from .task_lifecycle import TASK_TABLE, TaskLifecycle
 from .task_runner import AgentTask, TaskRunner
 
@@ -116,12 +116,17 @@ class AgentCore:
     def on_refused(self, message: str) -> None:
         """The master removed us earlier: kill everything and register as a new agent."""
         log.warning("agent %s refused by the master: %s", self.agent_id, message)
-        self.agent_id = None
-        self.registered = False   # first: the kills' status updates are for a master that removed us
         for task in list(self.tasks.values()):
-            # through the lifecycle, so each task is stopped *and* cleaned up (its container removed)
-            self._event(task, TaskKillRequested(0.0))
+            self._spawn(self.runner.kill(task, 0.0, lambda event, t=task: self._clean_up_when_ended(t, event)))
         self.tasks.clear()
+        self.agent_id = None
+        self.registered = False
+
+    def _clean_up_when_ended(self, task: AgentTask, event: TaskEvent) -> None:
+        """A task killed after the master removed us (it counts it lost, its framework was told): no status
+        update and no lifecycle step, but once it has ended, what it leaves (its container) is removed."""
+        if isinstance(event, (TaskStopped, TaskExited, TaskLaunchFailed)):
+            self._spawn(self.runner.cleanup(task))
 
     def disconnected(self) -> None:
         self.registered = False

@@ -26,7 +26,7 @@ from scylla_singa.mesos.api.protocol import AGENT_WS_PATH
 from .agent_core import AgentCore
 
 log = logging.getLogger(__name__)
-REGISTER_RETRY_S = 5.0   # how often a refused registration is asked again
+REGISTER_RETRY_S = 5.0   # how long after a REGISTER_REFUSED the registration is asked again
 
 
 class MasterLink:
@@ -40,8 +40,10 @@ class MasterLink:
         self.master = master
         self.credential = credential   # sent on every connect; the master binds our agent id to it
         self.refused: str | None = None   # why the master refused to register us, while it does
-        self.refused_at = 0.0             # when it last did (monotonic): registration is asked again later
-        self._said: str | None = None     # the refusal last logged (each reason once)
+        # cores whose last registration the master answered REGISTER_REFUSED (ACLs, a machine DOWN for
+        # maintenance), by ref: when. Only those are asked again: a core with a registration in flight is not,
+        # or the master would register it twice.
+        self._refused_refs: dict[str, float] = {}
         self.current = master
         self.by_ref: dict[str, AgentCore] = {}
         self.by_id: dict[str, AgentCore] = {}
@@ -120,10 +122,9 @@ class MasterLink:
 
     def _refuse(self, why: str) -> None:
         """Say once (per reason) why the master will not have us; the link keeps retrying with backoff."""
-        if why != self._said:
+        if why != self.refused:
             log.error("%s", why)
-        self.refused = self._said = why
-        self.refused_at = time.monotonic()
+        self.refused = why
 
     async def _resolve(self) -> str:
         if self.current.startswith(("zk://", "zoo://")):
@@ -132,6 +133,7 @@ class MasterLink:
 
     async def _session(self, ws: aiohttp.ClientWebSocketResponse) -> None:
         self._queue = asyncio.Queue()
+        self._refused_refs.clear()   # every core's registration is sent anew below
         self.connected.set()
         self.connects += 1
         writer = asyncio.ensure_future(self._pump(ws))
@@ -173,8 +175,10 @@ class MasterLink:
             if core is not None:
                 self.by_id[msg["agent_id"]] = core
                 core.on_registered(msg["agent_id"])
-        elif kind == "REGISTER_REFUSED":   # not allowed to register at all (ACLs): retried, loudly
+        elif kind == "REGISTER_REFUSED":   # not allowed to register (ACLs, machine DOWN): asked again later
             self._refuse(f"the master refused to register this agent: {msg.get('message', '')}")
+            if msg.get("ref") in self.by_ref:
+                self._refused_refs[msg["ref"]] = time.monotonic()
         elif kind == "REREGISTER_REFUSED":
             core = self.by_ref.get(msg.get("ref")) or self.by_id.get(msg.get("agent_id"))
             if core is not None:
@@ -201,9 +205,9 @@ class MasterLink:
                 for core in self.by_ref.values():
                     if core.tasks:
                         core.retry(now)
-                if self.refused is not None and now - self.refused_at > REGISTER_RETRY_S:
-                    # refused (ACLs, its machine DOWN for maintenance): ask again once, the answer may change
-                    self.refused = None
-                    for core in self.by_ref.values():
-                        if not core.registered:
+                for ref, refused_at in list(self._refused_refs.items()):
+                    if now - refused_at > REGISTER_RETRY_S:
+                        del self._refused_refs[ref]
+                        core = self.by_ref.get(ref)
+                        if core is not None and not core.registered:
                             self.send(core.registration())
