@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import errno
 import os
+import secrets
 import stat
 from collections.abc import Sequence
 from pathlib import Path
@@ -84,20 +85,34 @@ def _claim(job_dir: str, root: str, framework_id: str, host_path: str) -> None:
         if st.st_mode & stat.S_IWOTH and not st.st_mode & stat.S_ISVTX:
             raise VolumeRefused(f"{job_dir} is writable by every user without the sticky bit: anyone could "
                                 f"replace its {OWNER_FILE}; make it 0755 (or 1777)")
-        try:
-            owner_fd = os.open(OWNER_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                               0o644, dir_fd=fd)
-        except FileExistsError:
-            owner = _read_owner(fd, job_dir)
-        else:
-            with os.fdopen(owner_fd, "w") as f:
-                f.write(framework_id)
+        if _claim_first(fd, framework_id):
             return
+        owner = _read_owner(fd, job_dir)
     finally:
         os.close(fd)
     if owner != framework_id:
         raise VolumeRefused(f"volume host_path {host_path} is inside {job_dir}, the job directory of another "
                             f"framework ({owner}); a task mounts only its own framework's job directories")
+
+
+def _claim_first(dir_fd: int, framework_id: str) -> bool:
+    """Write the owner file if there is none; False when another claim was first. The file appears whole
+    (written under a name of its own, then hard-linked to OWNER_FILE, which fails if it exists): agents
+    sharing a filesystem launch a job's tasks at the same moment, and one must never read another's claim
+    half written (an empty owner)."""
+    draft = f"{OWNER_FILE}.{os.getpid()}.{secrets.token_hex(4)}"
+    draft_fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
+                       dir_fd=dir_fd)
+    try:
+        with os.fdopen(draft_fd, "w") as f:
+            f.write(framework_id)
+        try:
+            os.link(draft, OWNER_FILE, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+        except FileExistsError:
+            return False
+        return True
+    finally:
+        os.unlink(draft, dir_fd=dir_fd)
 
 
 def _read_owner(dir_fd: int, job_dir: str) -> str:

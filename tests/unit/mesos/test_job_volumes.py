@@ -62,3 +62,25 @@ def test_run_workspace_hands_a_shared_directory_to_the_new_framework(root) -> No
     assert (root / "shared-ws" / VOLUME_OWNER_FILE).read_text() == "fw-first-run"
     ensure_shared_workspace(shared, (root,))
     assert pin_host_volume(str(shared), [root], "fw-second-run") == str(shared)
+
+
+def test_claims_at_the_same_moment_never_see_a_half_written_owner(root) -> None:
+    """Agents sharing a filesystem launch a job's tasks at once: every task of the owning framework mounts,
+    every other framework is refused naming that owner (never an empty one), and no draft file is left."""
+    from concurrent.futures import ThreadPoolExecutor
+    for attempt in range(20):
+        job = root / f"job-{attempt}"
+        (job / "workspace").mkdir(parents=True)
+
+        def claim(i: int, job=job) -> str:
+            try:
+                pin_host_volume(str(job / "workspace"), [root], "fw-a" if i % 2 == 0 else "fw-b")
+                return "fw-a" if i % 2 == 0 else "fw-b"
+            except VolumeRefused as refused:
+                return str(refused)
+        with ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(claim, range(16)))
+        owner = (job / VOLUME_OWNER_FILE).read_text()
+        assert owner in ("fw-a", "fw-b")
+        assert all(a == owner or f"another framework ({owner})" in a for a in answers), answers
+        assert sorted(os.listdir(job)) == sorted([VOLUME_OWNER_FILE, "workspace"])
