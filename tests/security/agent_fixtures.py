@@ -10,7 +10,7 @@ import os
 import secrets
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -61,16 +61,34 @@ def frameworks() -> Iterator[Any]:
         f.stop()
 
 
+ENDED = ("TASK_FINISHED", "TASK_FAILED", "TASK_ERROR", "TASK_KILLED")
+
+
+def launch_until_ended(fw: TestFramework, make_task: Callable[[dict], dict], timeout: float) -> dict[str, Any]:
+    """Launch `make_task(offer)` on the next offer and wait for its end; its last status.
+
+    An offer can be rescinded while the framework holds it (its agent restarted, say): the master then answers
+    TASK_LOST with REASON_INVALID_OFFERS, as Mesos does, and a framework launches again on a fresh offer. So
+    does this helper, twice at most; any other TASK_LOST is returned as the task's end."""
+    for _ in range(3):
+        offer = fw.take_offer()
+        task = make_task(offer)
+        fw.launch(offer, [task])
+        status = fw.wait_state(task["task_id"]["value"], (*ENDED, "TASK_LOST"), timeout=timeout)
+        if not (status["state"] == "TASK_LOST" and status.get("reason") == "REASON_INVALID_OFFERS"):
+            return status
+    return status
+
+
 def run_task(fw: TestFramework, command: str, *, user: str | None = None, uris: list[dict] | None = None,
              env: dict[str, str] | None = None, timeout: float = 30.0) -> dict[str, Any]:
     """Launch one command task on the next offer and wait for its end; its last status."""
-    offer = fw.take_offer()
-    task = task_info(offer["agent_id"], command=command, uris=uris, env=env)
-    if user is not None:
-        task["command"]["user"] = user
-    fw.launch(offer, [task])
-    return fw.wait_state(task["task_id"]["value"], ("TASK_FINISHED", "TASK_FAILED", "TASK_ERROR", "TASK_KILLED"),
-                         timeout=timeout)
+    def make(offer: dict) -> dict:
+        task = task_info(offer["agent_id"], command=command, uris=uris, env=env)
+        if user is not None:
+            task["command"]["user"] = user
+        return task
+    return launch_until_ended(fw, make, timeout)
 
 
 def sandbox_of(agent_address: str, task_id: str) -> str:
@@ -109,14 +127,13 @@ def run_container_task(fw: TestFramework, image: str, command: str, *, params: l
                        volumes: list[dict] | None = None, labels: dict[str, str] | None = None,
                        timeout: float = 60.0) -> dict[str, Any]:
     """Launch one DOCKER task on the next offer and wait for its end; its last status."""
-    offer = fw.take_offer()
-    task = task_info(offer["agent_id"], command=command, image=image)
-    if params:
-        task["container"]["docker"]["parameters"] = params
-    if volumes:
-        task["container"]["volumes"] = volumes
-    if labels:
-        task["labels"] = {"labels": [{"key": k, "value": v} for k, v in labels.items()]}
-    fw.launch(offer, [task])
-    return fw.wait_state(task["task_id"]["value"], ("TASK_FINISHED", "TASK_FAILED", "TASK_ERROR", "TASK_KILLED"),
-                         timeout=timeout)
+    def make(offer: dict) -> dict:
+        task = task_info(offer["agent_id"], command=command, image=image)
+        if params:
+            task["container"]["docker"]["parameters"] = params
+        if volumes:
+            task["container"]["volumes"] = volumes
+        if labels:
+            task["labels"] = {"labels": [{"key": k, "value": v} for k, v in labels.items()]}
+        return task
+    return launch_until_ended(fw, make, timeout)
