@@ -66,6 +66,9 @@ class AgentCore:
         self.fetcher_roots = fetcher_roots   # local files (file://, bare paths) are fetched only from under these
         self.default_grace = default_grace
         self.tasks: dict[tuple[str, str], AgentTask] = {}
+        # The reservations the master made here (CHECKPOINT_RESOURCES), kept in meta/ and reported when
+        # registering, so a newly elected master knows them (Mesos's checkpointed resources).
+        self.checkpointed: list[dict[str, Any]] = []
         self.completed: deque[AgentTask] = deque(maxlen=500)
         self.send: Send | None = None
         self.registered = False
@@ -99,6 +102,8 @@ class AgentCore:
             agent["healthy"], agent["health"] = False, self.health_message
         if self.agent_id:
             agent["agent_id"] = self.agent_id
+            if self.checkpointed:
+                agent["checkpointed_resources"] = self.checkpointed
             agent["tasks"] = [{"framework_id": t.framework_id, "framework": t.framework, "task": t.info,
                                "state": t.state, "status": t.last_status} for t in self.tasks.values()]
         return {"type": "REGISTER", "ref": self.ref, "agent": agent}
@@ -121,6 +126,12 @@ class AgentCore:
         self.tasks.clear()
         self.agent_id = None
         self.registered = False
+        self._checkpoint([])   # a new agent id starts without reservations
+
+    def _checkpoint(self, resources: list[dict[str, Any]]) -> None:
+        self.checkpointed = resources
+        if self.work_dir:
+            write_json_atomic(self.work_dir / "meta" / "resources.json", resources)
 
     def _clean_up_when_ended(self, task: AgentTask, event: TaskEvent) -> None:
         """A task killed after the master removed us (it counts it lost, its framework was told): no status
@@ -157,6 +168,8 @@ class AgentCore:
                 self._event(task, TaskKillRequested(self.default_grace if grace is None else grace))
         elif kind == "ACK":
             self._ack(msg)
+        elif kind == "CHECKPOINT_RESOURCES":
+            self._checkpoint(list(msg.get("resources") or []))
         elif kind == "SHUTDOWN_EXECUTOR":
             self.runner.shutdown_executor(str(msg.get("framework_id")), str(msg.get("executor_id")))
         elif kind == "FRAMEWORK_MESSAGE":
@@ -411,6 +424,7 @@ class AgentCore:
     async def _recover(self) -> None:
         meta = read_json(self.work_dir / "meta" / "agent.json", {}) or {}
         self.agent_id = meta.get("agent_id")
+        self.checkpointed = list(read_json(self.work_dir / "meta" / "resources.json", []) or [])
         for path in sorted((self.work_dir / "meta" / "tasks").glob("*.json")):
             data = read_json(path)
             if not data:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from scylla_singa.mesos.api.fields import build_info, mesos_duration
 from scylla_singa.mesos.api.metric_values import percentiles, system_metrics
-from scylla_singa.mesos.api.resources import Resources, attributes_dict
+from scylla_singa.mesos.api.resources import Resources, attributes_dict, with_checkpointed
 from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
 
 if TYPE_CHECKING:
@@ -164,17 +164,26 @@ def allocated(core: AgentCore) -> Resources:
     return held
 
 
+def agent_total(core: AgentCore) -> Resources:
+    """The agent's resources with the reservations the master made here (its checkpointed resources)."""
+    return with_checkpointed(core.info.resources, Resources.from_json(core.checkpointed))
+
+
 def state_json(core: AgentCore, flags: dict[str, str], start_time: float, master_hostname: str) -> JsonDict:
     """Mesos's agent /state."""
     info = core.info
     build = build_info()
     active, completed = frameworks(core)
+    total, used = agent_total(core), allocated(core)
     out: JsonDict = {k: build[k] for k in SUMMARY}
     out.update({"start_time": start_time, "id": core.agent_id or "", "pid": core.pid, "hostname": info.hostname,
-                "capabilities": list(AGENT_CAPABILITIES), "resources": info.resources.to_dict(),
-                "reserved_resources": {}, "unreserved_resources": info.resources.to_dict(),
-                "reserved_resources_full": {}, "unreserved_resources_full": info.resources.to_json(),
-                "reserved_resources_allocated": {}, "unreserved_resources_allocated": allocated(core).to_dict(),
+                "capabilities": list(AGENT_CAPABILITIES), "resources": total.to_dict(),
+                "reserved_resources": {role: r.to_dict() for role, r in total.by_role().items()},
+                "unreserved_resources": total.unreserved().to_dict(),
+                "reserved_resources_full": {role: r.to_json() for role, r in total.by_role().items()},
+                "unreserved_resources_full": total.unreserved().to_json(),
+                "reserved_resources_allocated": {role: r.to_dict() for role, r in used.by_role().items()},
+                "unreserved_resources_allocated": used.unreserved().to_dict(),
                 "resource_providers": [], "attributes": attributes_dict(info.attributes),
                 "master_hostname": master_hostname, "flags": flags, "frameworks": active,
                 "completed_frameworks": completed})
@@ -282,7 +291,7 @@ def metrics_json(core: AgentCore, start_time: float, gc_delay_s: float) -> dict[
         out[f"slave/tasks_{state[5:].lower()}"] = float(sum(1 for t in live if t.state == state))
     for state in ("failed", "finished", "gone", "killed", "lost"):
         out[f"slave/tasks_{state}"] = float(c.get(f"tasks_{state}", 0))
-    total, used = core.info.resources, allocated(core)
+    total, used = agent_total(core), allocated(core)
     for name in ("cpus", "mem", "disk", "gpus"):
         t, u = total.scalar(name), used.scalar(name)
         out.update({f"slave/{name}_total": t, f"slave/{name}_used": u, f"slave/{name}_percent": u / t if t else 0.0,

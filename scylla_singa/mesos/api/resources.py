@@ -2,7 +2,9 @@
 
 `Resources` is an immutable value: `+`, `-`, `contains`, JSON in and out in
 Mesos's shape, and Mesos's text form (`cpus:4;mem:8192;ports:[31000-32000];
-gpus_ids:{a,b}`). Reservations are not modelled: everything is role `*`.
+gpus_ids:{a,b}`). A reserved resource is kept under a qualified name
+(reservations.py), so the algebra keeps it apart from the unreserved one;
+`amounts`, `scalar`, `to_dict` and `quantities` fold the names back.
 Scalars keep three decimals, as Mesos's fixed-point arithmetic does.
 """
 
@@ -13,6 +15,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from scylla_singa.common.resource_text import ResourceTextError, resource_items
+from .reservations import (SEP, Reservation, ReservationError, base_name, is_reserved, json_fields, qualify,
+                           reservation_from_json, split)
 
 Range = tuple[int, int]
 
@@ -113,7 +117,11 @@ class Resources:
             if not isinstance(r, Mapping) or not isinstance(r.get("name"), str):
                 raise ResourceError(f"bad resource {r!r}: needs a name")
             name, kind = r["name"], r.get("type", "SCALAR")
+            if SEP in name:
+                raise ResourceError(f"resource name {name!r} holds a control character (\\x1f)")
             try:
+                if "reservations" in r or r.get("role", "*") != "*":
+                    name = qualify(name, _reservation(name, r))
                 if kind == "SCALAR":
                     amount = float(r["scalar"]["value"])
                     _check_scalar(name, amount)
@@ -136,24 +144,31 @@ class Resources:
                 raise ResourceError(f"resource {name!r} of type {kind} is malformed: {r!r}") from None
         return cls(scalars, ranges, sets)
 
-    def to_json(self, role: str = "*", allocation_role: str | None = None) -> list[dict[str, Any]]:
-        """A Mesos `Resource` list (scalars first, in a stable order). `allocation_role` adds the
-        `allocation_info` Mesos puts on resources offered to, or used by, a MULTI_ROLE framework."""
+    def to_json(self, allocation_role: str | None = None) -> list[dict[str, Any]]:
+        """A Mesos `Resource` list (unreserved first, scalars first, in a stable order), reservations in both
+        of Mesos's forms. `allocation_role` adds the `allocation_info` Mesos puts on resources offered to,
+        or used by, a framework."""
         out: list[dict[str, Any]] = []
         for k in sorted(self.scalars, key=_order):
-            out.append({"name": k, "type": "SCALAR", "scalar": {"value": self.scalars[k]}, "role": role})
-        for k in sorted(self.ranges):
+            out.append({"name": base_name(k), "type": "SCALAR", "scalar": {"value": self.scalars[k]},
+                        **_fields(k)})
+        for k in sorted(self.ranges, key=_order):
             rng = [{"begin": b, "end": e} for b, e in self.ranges[k]]
-            out.append({"name": k, "type": "RANGES", "ranges": {"range": rng}, "role": role})
-        for k in sorted(self.sets):
-            out.append({"name": k, "type": "SET", "set": {"item": sorted(self.sets[k])}, "role": role})
+            out.append({"name": base_name(k), "type": "RANGES", "ranges": {"range": rng}, **_fields(k)})
+        for k in sorted(self.sets, key=_order):
+            out.append({"name": base_name(k), "type": "SET", "set": {"item": sorted(self.sets[k])}, **_fields(k)})
+        if self.has_reservations():
+            out.sort(key=lambda item: "reservations" in item)
         if allocation_role is not None:
             for item in out:
                 item["allocation_info"] = {"role": allocation_role}
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        """The flat shape of Mesos's /master/state: {"cpus": 4.0, "ports": "[31000-32000]", ...}."""
+        """The flat shape of Mesos's /master/state: {"cpus": 4.0, "ports": "[31000-32000]", ...} (reserved
+        and unreserved together)."""
+        if self.has_reservations():
+            return self.unreserved_form().to_dict()
         out: dict[str, Any] = {k: self.scalars.get(k, 0.0) for k in ("cpus", "mem", "disk", "gpus")}
         out.update(self.scalars)
         for k, v in self.ranges.items():
@@ -164,6 +179,8 @@ class Resources:
 
     def quantities(self) -> dict[str, float]:
         """How much of each resource, as /master/roles writes it: scalars, and ranges and sets by their size."""
+        if self.has_reservations():
+            return self.unreserved_form().quantities()
         out: dict[str, float] = dict(self.scalars)
         for k, v in self.ranges.items():
             out[k] = float(sum(e - b + 1 for b, e in v))
@@ -203,11 +220,87 @@ class Resources:
         return not (self.scalars or self.ranges or self.sets)
 
     def allocatable(self) -> bool:
-        """Mesos's minimum allocatable: at least 0.01 CPU or 32 MB of memory."""
-        return self.scalars.get("cpus", 0.0) >= MIN_CPUS or self.scalars.get("mem", 0.0) >= MIN_MEM
+        """Mesos's minimum allocatable: at least 0.01 CPU or 32 MB of memory (reserved or not)."""
+        if self.scalars.get("cpus", 0.0) >= MIN_CPUS or self.scalars.get("mem", 0.0) >= MIN_MEM:
+            return True
+        return self.has_reservations() and (self.scalar("cpus") >= MIN_CPUS or self.scalar("mem") >= MIN_MEM)
 
     def scalar(self, name: str) -> float:
-        return self.scalars.get(name, 0.0)
+        """How much of scalar `name` there is, reserved or not."""
+        amount = self.scalars.get(name, 0.0)
+        if any(SEP in k for k in self.scalars):
+            amount += sum(v for k, v in self.scalars.items() if k != name and base_name(k) == name)
+        return _round(amount)
+
+    # ---- reservations ---------------------------------------------------
+    def has_reservations(self) -> bool:
+        return any(SEP in k for k in self.scalars) or any(SEP in k for k in self.ranges) or \
+            any(SEP in k for k in self.sets)
+
+    @property
+    def amounts(self) -> dict[str, float]:
+        """The scalars by resource name, reserved or not (what sorters and quotas count)."""
+        if not any(SEP in k for k in self.scalars):
+            return self.scalars
+        out: dict[str, float] = {}
+        for k, v in self.scalars.items():
+            name = base_name(k)
+            out[name] = out.get(name, 0.0) + v
+        return out
+
+    def unreserved_form(self) -> Resources:
+        """The same resources with every reservation dropped (what they are once unreserved)."""
+        return self._select(lambda key: True, strip=True)
+
+    def unreserved(self) -> Resources:
+        """Only the unreserved resources."""
+        return self._select(lambda key: not is_reserved(key))
+
+    def reserved(self, role: str | None = None) -> Resources:
+        """Only the reserved resources (for `role`, when given)."""
+        return self._select(lambda key: is_reserved(key) and (role is None or split(key)[1].role == role))
+
+    def offerable_to(self, role: str) -> Resources:
+        """What a framework of `role` may be offered of these: the unreserved and its role's reservations."""
+        if not self.has_reservations():
+            return self
+        return self._select(lambda key: not is_reserved(key) or split(key)[1].role == role)
+
+    def reserved_roles(self) -> set[str]:
+        keys = (*self.scalars, *self.ranges, *self.sets)
+        return {split(k)[1].role for k in keys if is_reserved(k)}
+
+    def by_role(self) -> dict[str, Resources]:
+        """The reserved resources, role by role (the `reserved_resources` of Mesos's /state)."""
+        return {role: self.reserved(role) for role in sorted(self.reserved_roles())}
+
+    def with_reservation(self, reservation: Reservation | None) -> Resources:
+        """The same resources, all reserved by `reservation` (None: all unreserved)."""
+        plain = self.unreserved_form()
+        return Resources({qualify(k, reservation): v for k, v in plain.scalars.items()},
+                         {qualify(k, reservation): v for k, v in plain.ranges.items()},
+                         {qualify(k, reservation): v for k, v in plain.sets.items()})
+
+    def reservations(self) -> set[Reservation | None]:
+        """Every reservation among these resources (None for the unreserved ones)."""
+        return {split(k)[1] for k in (*self.scalars, *self.ranges, *self.sets)}
+
+    def _select(self, keep: Any, strip: bool = False) -> Resources:
+        def name(key: str) -> str:
+            return base_name(key) if strip else key
+        scalars: dict[str, float] = {}
+        for k, v in self.scalars.items():
+            if keep(k):
+                scalars[name(k)] = scalars.get(name(k), 0.0) + v
+        ranges: dict[str, list[Range]] = {}
+        for k, rv in self.ranges.items():
+            if keep(k):
+                ranges.setdefault(name(k), []).extend(rv)
+        sets: dict[str, set[str]] = {}
+        for k, sv in self.sets.items():
+            if keep(k):
+                sets.setdefault(name(k), set()).update(sv)
+        return Resources(scalars, ranges, sets)
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Resources) and self.scalars == other.scalars
@@ -220,12 +313,24 @@ class Resources:
         return not self.is_empty()
 
     def __str__(self) -> str:
-        parts = [f"{k}:{_fmt(self.scalars[k])}" for k in sorted(self.scalars, key=_order)]
-        parts += [f"{k}:[" + ", ".join(f"{b}-{e}" for b, e in v) + "]" for k, v in sorted(self.ranges.items())]
-        parts += [f"{k}:{{" + ",".join(sorted(v)) + "}" for k, v in sorted(self.sets.items())]
-        return "; ".join(parts) or "{}"
+        """Mesos's text of resources: `cpus:1; mem:768; cpus(reservations: [(DYNAMIC,ml)]):1`."""
+        parts = [(k, _fmt(self.scalars[k])) for k in sorted(self.scalars, key=_order)]
+        parts += [(k, "[" + ", ".join(f"{b}-{e}" for b, e in self.ranges[k]) + "]")
+                  for k in sorted(self.ranges, key=_order)]
+        parts += [(k, "{" + ",".join(sorted(self.sets[k])) + "}") for k in sorted(self.sets, key=_order)]
+        parts.sort(key=lambda part: is_reserved(part[0]))
+        return "; ".join(f"{_text_name(k)}:{v}" for k, v in parts) or "{}"
 
     __repr__ = __str__
+
+
+def with_checkpointed(reported: Resources, checkpointed: Resources) -> Resources:
+    """An agent's total from what it reports (its unreserved resources) and the reservations it kept
+    (checkpointed on the master's word): the reserved amounts replace unreserved ones. Reservations that no
+    longer fit (the agent shrank) are dropped, so the total never exceeds the machine."""
+    if checkpointed.is_empty() or not reported.contains(checkpointed.unreserved_form()):
+        return reported
+    return reported - checkpointed.unreserved_form() + checkpointed
 
 
 def _check_scalar(name: str, amount: float) -> None:
@@ -247,9 +352,26 @@ def _check_ranges(name: str, given: list[Range]) -> None:
                                     f"ranges ([{begin}-{end}] and [{other_begin}-{other_end}])")
 
 
-def _order(name: str) -> tuple[int, str]:
+def _order(key: str) -> tuple[int, str, str]:
     known = ("cpus", "gpus", "mem", "disk")
-    return (known.index(name), name) if name in known else (len(known), name)
+    name = base_name(key)
+    return (known.index(name), name, key) if name in known else (len(known), name, key)
+
+
+def _reservation(name: str, resource: Mapping[str, Any]) -> Reservation | None:
+    try:
+        return reservation_from_json(resource)
+    except ReservationError as exc:
+        raise ResourceError(f"resource {name!r}: {exc}") from None
+
+
+def _fields(key: str) -> dict[str, Any]:
+    return json_fields(split(key)[1]) if is_reserved(key) else {"role": "*"}
+
+
+def _text_name(key: str) -> str:
+    name, reservation = split(key)
+    return name if reservation is None else f"{name}(reservations: [{reservation.text()}])"
 
 
 def _fmt(x: float) -> str:

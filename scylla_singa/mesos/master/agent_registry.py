@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from scylla_singa.common.transition_table import InstructionDispatch, emitted_types
 from scylla_singa.mesos.api.fields import VERSION, value
 from scylla_singa.mesos.api.protocol import make_status, update_event
-from scylla_singa.mesos.api.resources import ResourceError, Resources
+from scylla_singa.mesos.api.resources import ResourceError, Resources, with_checkpointed
 from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
 from .master_metrics import count_terminal
 from .master_records import AgentRec, Outbox, TaskRec
@@ -157,7 +157,9 @@ class AgentRegistry:
                        "message": refused})
             return
         try:
-            total = Resources.from_json(info.get("resources"))
+            # The reservations it keeps for the masters (CHECKPOINT_RESOURCES) are part of its total.
+            total = with_checkpointed(Resources.from_json(info.get("resources")),
+                                      Resources.from_json(info.get("checkpointed_resources")))
         except ResourceError as exc:
             link.send({"type": "REREGISTER_REFUSED", "ref": ref, "message": f"bad resources: {exc}"})
             return

@@ -19,6 +19,12 @@ also tracks what the roles with quota hold and the headroom their unmet
 guarantees need (_QuotaRound); offers are cut to fit, so an agent's
 resources may go to several frameworks over successive rounds.
 
+Reservations (resources.py keeps a reserved resource under its own
+qualified name): an agent's resources reserved for a role are offered only
+to that role's frameworks, with the unreserved ones; sorters and quotas
+count them by their resource names. RESERVE/UNRESERVE replace resources
+in place (`convert`).
+
 Per-round cost: O(available agents x log frameworks) plus the filters that
 expire; nothing proportional to past offers or tasks (with quota, plus one
 pass over the agents per round).
@@ -106,8 +112,18 @@ class Allocator(ABC):
         """Return resources to the free pool; a refusal adds a filter until now + refuse_seconds."""
 
     @abstractmethod
+    def convert(self, agent_id: str, before: Resources, after: Resources, framework_id: str | None = None) -> None:
+        """Replace `before` by `after` on the agent (a RESERVE or UNRESERVE: the same amounts, other
+        reservations): in the framework's allocation when it came from an offer, else in the free pool.
+        The caller has checked that `before` is there."""
+
+    @abstractmethod
     def allocate(self, now: float) -> list[Grant]:
         """One allocation round."""
+
+    @abstractmethod
+    def free(self, agent_id: str) -> Resources:
+        """What of the agent is neither offered nor used."""
 
     @abstractmethod
     def set_role_weight(self, role: str, weight: float) -> None: ...
@@ -177,7 +193,7 @@ class HierarchicalAllocator(Allocator):
         for agent_id, agent in self._agents.items():
             held = agent.allocated.pop(framework_id, None)
             if held:
-                self._roles.unallocated(fw.role, held.scalars)
+                self._roles.unallocated(fw.role, held.amounts)
                 self._add_free(agent_id, agent, held)
             self._filters.get(agent_id, {}).pop(framework_id, None)
         sorter = self._role_sorters[fw.role]
@@ -222,21 +238,21 @@ class HierarchicalAllocator(Allocator):
         held = self.allocation(framework_id)
         old = self._role_sorters[fw.role]
         old.remove(framework_id)
-        self._roles.unallocated(fw.role, held.scalars)
+        self._roles.unallocated(fw.role, held.amounts)
         if not len(old):
             del self._role_sorters[fw.role]
             self._roles.remove(fw.role)
         fw.role = role
         self._join_role(framework_id, role)
-        self._role_sorters[role].allocated(framework_id, held.scalars)
-        self._roles.allocated(role, held.scalars)
+        self._role_sorters[role].allocated(framework_id, held.amounts)
+        self._roles.allocated(role, held.amounts)
         self._refresh(framework_id)
 
     def _join_role(self, framework_id: str, role: str) -> None:
         """Put the framework in its role's sorter, making the role's sorter when it is the role's first."""
         if role not in self._role_sorters:
             sorter = self._new_sorter()
-            sorter.add_total(self._total.scalars)
+            sorter.add_total(self._total.amounts)
             self._role_sorters[role] = sorter
             self._roles.add(role, self._role_weights.get(role, 1.0))
         self._role_sorters[role].add(framework_id)
@@ -285,8 +301,8 @@ class HierarchicalAllocator(Allocator):
         for fw_id, held in agent.allocated.items():
             fw = self._frameworks.get(fw_id)
             if fw:
-                self._role_sorters[fw.role].unallocated(fw_id, held.scalars)
-                self._roles.unallocated(fw.role, held.scalars)
+                self._role_sorters[fw.role].unallocated(fw_id, held.amounts)
+                self._roles.unallocated(fw.role, held.amounts)
         self._change_total(agent.total, -1)
         self._available.pop(agent_id, None)
         self._filters.pop(agent_id, None)
@@ -304,8 +320,8 @@ class HierarchicalAllocator(Allocator):
         fw = self._frameworks[framework_id]
         agent.free = agent.free - resources
         agent.allocated[framework_id] = agent.allocated.get(framework_id, Resources()) + resources
-        self._role_sorters[fw.role].allocated(framework_id, resources.scalars)
-        self._roles.allocated(fw.role, resources.scalars)
+        self._role_sorters[fw.role].allocated(framework_id, resources.amounts)
+        self._roles.allocated(fw.role, resources.amounts)
 
     def recover(self, framework_id: str, agent_id: str, resources: Resources,
                 refuse_seconds: float | None = None, now: float = 0.0) -> None:
@@ -321,13 +337,23 @@ class HierarchicalAllocator(Allocator):
             agent.allocated[framework_id] = rest
         fw = self._frameworks.get(framework_id)
         if fw is not None:
-            self._role_sorters[fw.role].unallocated(framework_id, back.scalars)
-            self._roles.unallocated(fw.role, back.scalars)
+            self._role_sorters[fw.role].unallocated(framework_id, back.amounts)
+            self._roles.unallocated(fw.role, back.amounts)
             if refuse_seconds and refuse_seconds > 0:
                 expiry = now + min(refuse_seconds, MAX_REFUSE_S)
                 self._filters.setdefault(agent_id, {})[framework_id] = (expiry, back)
                 heapq.heappush(self._expiry, (expiry, agent_id, framework_id))
         self._add_free(agent_id, agent, back)
+
+    def convert(self, agent_id: str, before: Resources, after: Resources, framework_id: str | None = None) -> None:
+        agent = self._agents[agent_id]
+        agent.total = agent.total - before + after
+        self._total = self._total - before + after
+        if framework_id is None:
+            agent.free = agent.free - before
+            self._add_free(agent_id, agent, after)
+        else:
+            agent.allocated[framework_id] = agent.allocated.get(framework_id, Resources()) - before + after
 
     def _add_free(self, agent_id: str, agent: _Agent, back: Resources) -> None:
         agent.free = agent.free + back
@@ -341,7 +367,7 @@ class HierarchicalAllocator(Allocator):
     def _change_total(self, res: Resources, sign: int) -> None:
         self._total = self._total + res if sign > 0 else self._total - res
         for sorter in (self._roles, *self._role_sorters.values()):
-            (sorter.add_total if sign > 0 else sorter.remove_total)(res.scalars)
+            (sorter.add_total if sign > 0 else sorter.remove_total)(res.amounts)
 
     # ---- the round ----------------------------------------------------
     def allocate(self, now: float) -> list[Grant]:
@@ -358,7 +384,7 @@ class HierarchicalAllocator(Allocator):
                 del self._available[agent_id]
                 continue
             if quota is None:
-                fw_id, offered = self._pick(self._filters.get(agent_id)), agent.free
+                fw_id, offered = self._pick_for(agent.free, self._filters.get(agent_id))
             else:
                 fw_id, offered = quota.pick(agent.free, self._filters.get(agent_id))
             if fw_id is None:
@@ -370,6 +396,15 @@ class HierarchicalAllocator(Allocator):
             if not agent.free.allocatable():   # a quota may have cut the offer: the rest stays offerable
                 del self._available[agent_id]
         return grants
+
+    def _pick_for(self, free: Resources, flt: dict[str, tuple[float, Resources]] | None) -> tuple[str | None,
+                                                                                                 Resources]:
+        """The framework offered an agent's `free` resources, and what it is offered: everything, unless
+        some are reserved, when a framework gets the unreserved ones and its own role's reservations."""
+        if not free.has_reservations():
+            return self._pick(flt), free
+        fw_id = self._pick(flt, lambda role: free.offerable_to(role).allocatable())
+        return fw_id, (free if fw_id is None else free.offerable_to(self._frameworks[fw_id].role))
 
     def _pick(self, flt: dict[str, tuple[float, Resources]] | None,
               role_ok: Callable[[str], bool] | None = None) -> str | None:
@@ -442,7 +477,7 @@ class _QuotaRound:
         self.a = allocator
         self.consumed = {role: allocator.role_allocation(role) for role in allocator._quotas}
         self.headroom = sum_amounts(unmet(q, self.consumed[r]) for r, q in allocator._quotas.items())
-        self.unallocated = sum_amounts(agent.free.scalars for agent in allocator._agents.values() if agent.active)
+        self.unallocated = sum_amounts(agent.free.amounts for agent in allocator._agents.values() if agent.active)
         self._offers: dict[str, Resources] = {}
 
     def pick(self, free: Resources, flt: dict[str, tuple[float, Resources]] | None) -> tuple[str | None, Resources]:
@@ -455,6 +490,7 @@ class _QuotaRound:
     def _offerable(self, role: str, free: Resources, first: bool) -> bool:
         quota = self.a._quotas.get(role)
         lacking = unmet(quota, self.consumed[role]) if quota is not None else {}
+        free = free.offerable_to(role)
         if first and not lacking:
             return False
         offer = free if quota is None else cap(free, within_limits(quota, self.consumed[role]))
@@ -472,8 +508,8 @@ class _QuotaRound:
             lacking = unmet(quota, self.consumed[role])
             for k in self.headroom:
                 self.headroom[k] = max(0.0, self.headroom[k] - min(offer.scalar(k), lacking.get(k, 0.0)))
-            add_amounts(self.consumed[role], offer.scalars)
-        add_amounts(self.unallocated, offer.scalars, -1.0)
+            add_amounts(self.consumed[role], offer.amounts)
+        add_amounts(self.unallocated, offer.amounts, -1.0)
 
 
 def _intersect(a: Resources, b: Resources) -> Resources:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import math
 import time
 import uuid
@@ -29,6 +30,7 @@ from .master_records import CallError, FrameworkRec, MasterConfig, OfferRec, Out
 from .launch_validation import LaunchInvalid, check_launch
 from .master_metrics import count_terminal
 from .quota import Quota
+from .reservation_ops import OperationInvalid, reserve, unreserve
 from .inverse_offers import InverseOffers
 from .maintenance import Maintenance
 from .operator_events import OperatorEvents
@@ -50,6 +52,7 @@ CALLS_WITHOUT_EFFECT = frozenset({"ACKNOWLEDGE_OPERATION_STATUS"})
 
 
 DEFAULT_REFUSE_S = 5.0
+log = logging.getLogger(__name__)
 
 
 class Master:
@@ -467,11 +470,10 @@ class Master:
 
     def _call_accept(self, fw: FrameworkRec, body: dict) -> None:
         offers, error = self._take_offers(fw, body.get("offer_ids") or [])
-        operations = [_launch_operation(op) for op in body.get("operations") or [] if isinstance(op, dict)]
-        operations = [op for op in operations if op is not None]
+        ops = [op for op in body.get("operations") or [] if isinstance(op, dict)]
         if error:
             state = "TASK_DROPPED" if fw.has_capability("PARTITION_AWARE") else "TASK_LOST"
-            for tasks, _ in operations:
+            for tasks, _ in filter(None, map(_launch_operation, ops)):
                 for t in tasks:
                     self._master_update(fw, _task_id(t), state, "REASON_INVALID_OFFERS",
                                         f"Task launched with invalid offers: {error}")
@@ -482,7 +484,15 @@ class Master:
         remaining = sum((o.resources for o in offers), Resources())
         agent_id = offers[0].agent_id if offers else None
         try:
-            for tasks, group_executor in operations:
+            # In order, as Mesos applies them: a RESERVE changes what a later LAUNCH in the same call may use.
+            for op in ops:
+                if op.get("type") in ("RESERVE", "UNRESERVE") and agent_id is not None:
+                    remaining = self._apply_reservation(fw, op, agent_id, remaining)
+                    continue
+                launch = _launch_operation(op)
+                if launch is None:
+                    continue
+                tasks, group_executor = launch
                 for batch in ([tasks] if group_executor is not None else [[t] for t in tasks]):
                     remaining = self._launch(fw, batch, group_executor, agent_id, remaining)
         finally:
@@ -491,6 +501,32 @@ class Master:
                 refuse = _refuse_seconds(body.get("filters"))
                 self.allocator.recover(fw.id, agent_id, remaining, refuse, self.now())
             self.schedule_allocation()
+
+    def _apply_reservation(self, fw: FrameworkRec, op: dict, agent_id: str, remaining: Resources) -> Resources:
+        """A RESERVE or UNRESERVE of an ACCEPT, against what is left of its offers; an invalid one is dropped
+        (logged), as Mesos drops it, and a LAUNCH that needed it then fails on its own resources."""
+        kind = op["type"]
+        items = (op.get(kind.lower()) or {}).get("resources")
+        try:
+            before, after = reserve(items, fw.principal, {fw.role}) if kind == "RESERVE" else unreserve(items)
+            if not remaining.contains(before):
+                raise OperationInvalid(f"{remaining} does not contain {before}")
+        except OperationInvalid as exc:
+            log.warning("dropped a %s operation of framework %s: %s", kind, fw.id, exc)
+            return remaining
+        self.convert_resources(agent_id, before, after, fw.id)
+        return remaining - before + after
+
+    def convert_resources(self, agent_id: str, before: Resources, after: Resources,
+                          framework_id: str | None = None) -> None:
+        """Apply a checked RESERVE/UNRESERVE to an agent: the allocator's accounting, the agent's total, and
+        the agent's own copy of its reservations (it reports them when it registers with a new master)."""
+        agent = self.agent_registry.agents[agent_id]
+        self.allocator.convert(agent_id, before, after, framework_id)
+        agent.total = agent.total - before + after
+        if agent.link is not None:
+            agent.link.send({"type": "CHECKPOINT_RESOURCES", "agent_id": agent_id,
+                             "resources": agent.total.reserved().to_json()})
 
     def _take_offers(self, fw: FrameworkRec, ids: list) -> tuple[list[OfferRec], str | None]:
         """Remove the named offers; (the valid ones, the first error or None)."""
@@ -771,8 +807,7 @@ def _refuse_seconds(filters: Any) -> float:
 
 
 def _launch_operation(op: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any] | None] | None:
-    """(tasks, the group's executor or None) of a LAUNCH or LAUNCH_GROUP; None for other operations
-    (reservations and volumes do not exist here: README)."""
+    """(tasks, the group's executor or None) of a LAUNCH or LAUNCH_GROUP; None for other operations."""
     if op.get("type") == "LAUNCH":
         tasks = [t for t in (op.get("launch") or {}).get("task_infos") or [] if isinstance(t, dict)]
         return None if not tasks else (tasks, None)

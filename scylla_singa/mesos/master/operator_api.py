@@ -11,7 +11,8 @@ Answers in Mesos's order: 307 to `//LEADER/master/api/v1` from a standby
 400 "Failed to validate master::Call: ..." (call_validation), 406 when Accept
 allows neither format (checked on every operator call, as Mesos does), then
 the call's own answer: 200 with the Response, or with no body for a call
-that changes something (Mesos's OK). JSON is written as Mesos's writer does (defaults
+that changes something (Mesos's OK; 202 Accepted for RESERVE_RESOURCES and
+UNRESERVE_RESOURCES, as Mesos answers them). JSON is written as Mesos's writer does (defaults
 included, codec.encode_as_mesos).
 """
 
@@ -36,6 +37,7 @@ from .master_metrics import metrics_json
 from .maintenance import MaintenanceInvalid
 from .maintenance_calls import start_maintenance, stop_maintenance, update_schedule
 from .quota_calls import QuotaRefused, quota_status, remove_quota, set_quota, update_quota
+from .reservation_calls import ReservationRefused, reserve_resources, unreserve_resources
 from .scheduler_http import leader_redirect
 
 log = logging.getLogger(__name__)
@@ -43,13 +45,13 @@ JsonDict = dict[str, Any]
 
 # Calls Mesos documents that this master refuses (501), with the reason the answer gives.
 UNSUPPORTED = {
-    "RESERVE_RESOURCES": "no reservations: every resource is offered unreserved",
-    "UNRESERVE_RESOURCES": "no reservations: every resource is offered unreserved",
-    "CREATE_VOLUMES": "no persistent volumes (no reservations to hold them)",
-    "DESTROY_VOLUMES": "no persistent volumes (no reservations to hold them)",
-    "GROW_VOLUME": "no persistent volumes (no reservations to hold them)",
-    "SHRINK_VOLUME": "no persistent volumes (no reservations to hold them)",
+    "CREATE_VOLUMES": "no persistent volumes yet (reservations are served)",
+    "DESTROY_VOLUMES": "no persistent volumes yet (reservations are served)",
+    "GROW_VOLUME": "no persistent volumes yet (reservations are served)",
+    "SHRINK_VOLUME": "no persistent volumes yet (reservations are served)",
 }
+# Calls Mesos answers 202 Accepted (the operation is applied on the agent after the answer).
+ANSWERED_ACCEPTED = frozenset({"RESERVE_RESOURCES", "UNRESERVE_RESOURCES"})
 
 
 class OperatorError(Exception):
@@ -97,8 +99,14 @@ class OperatorEndpoint:
             "DRAIN_AGENT": self._drain_agent,
             "DEACTIVATE_AGENT": lambda body: self._agent_active(body, False),
             "REACTIVATE_AGENT": lambda body: self._agent_active(body, True),
-            "TEARDOWN": self._teardown,
             "MARK_AGENT_GONE": self._mark_agent_gone,
+            "UNRESERVE_RESOURCES": lambda body: unreserve_resources(self.m, body),
+        }
+        # Calls checked against who asks: TEARDOWN (ACL teardown_frameworks), RESERVE_RESOURCES (a
+        # reservation's principal must be who asks).
+        self.handlers_by_principal: dict[str, Callable[[JsonDict, str | None], JsonDict | None]] = {
+            "TEARDOWN": self._teardown,
+            "RESERVE_RESOURCES": lambda body, principal: reserve_resources(self.m, body, principal),
         }
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
@@ -117,18 +125,23 @@ class OperatorEndpoint:
             return await self._subscribe(request, media_type)
         if kind in UNSUPPORTED:
             return text(501, f"{kind} is not supported by this master: {UNSUPPORTED[kind]}")
-        handler = self.handlers.get(kind)
-        if handler is None:
+        handler, by_principal = self.handlers.get(kind), self.handlers_by_principal.get(kind)
+        if handler is None and by_principal is None:
             return text(501, f"{kind} is not supported by this master")
         try:
             body = call.get(kind.lower()) or {}
-            # TEARDOWN is authorized against who asks (ACL teardown_frameworks)
-            payload = self._teardown(body, request.get(PRINCIPAL_KEY)) if kind == "TEARDOWN" else handler(body)
-        except (OperatorError, QuotaRefused) as exc:
+            if by_principal is not None:
+                payload = by_principal(body, request.get(PRINCIPAL_KEY))
+            else:
+                assert handler is not None
+                payload = handler(body)
+        except (OperatorError, QuotaRefused, ReservationRefused) as exc:
             return text(exc.status, exc.message)
         except MaintenanceInvalid as exc:
             return text(400, str(exc))
         if payload is None:
+            if kind in ANSWERED_ACCEPTED:
+                return web.Response(status=202)
             return web.Response(status=200)   # Mesos answers a call that changes something 200 OK, no body
         body = encode_response(MASTER_OPERATOR, {"type": kind, kind.lower(): payload}, media_type, as_mesos=True)
         return web.Response(status=200, body=body, content_type=media_type)

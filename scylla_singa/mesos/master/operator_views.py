@@ -93,8 +93,9 @@ def agent_json(m: Master, a: AgentRec) -> dict[str, Any]:
     if a.reregistered_time is not None:
         out["reregistered_time"] = a.reregistered_time
     out.update({"resources": a.total.to_dict(), "used_resources": used.to_dict(),
-                "offered_resources": offered.to_dict(), "reserved_resources": {},
-                "unreserved_resources": a.total.to_dict(), "active": a.active,
+                "offered_resources": offered.to_dict(),
+                "reserved_resources": {role: r.to_dict() for role, r in a.total.by_role().items()},
+                "unreserved_resources": a.total.unreserved().to_dict(), "active": a.active,
                 "deactivated": not a.healthy or a.operator_deactivated,
                 "version": a.version, "capabilities": list(AGENT_CAPABILITIES)})
     return out
@@ -105,7 +106,8 @@ def agent_full_json(m: Master, a: AgentRec) -> dict[str, Any]:
     out = agent_json(m, a)
     used = total(t.resources for t in a.tasks.values())
     offered = total(m.offers[o].resources for o in a.offers if o in m.offers)
-    out.update({"reserved_resources_full": {}, "unreserved_resources_full": a.total.to_json(),
+    out.update({"reserved_resources_full": {role: r.to_json() for role, r in a.total.by_role().items()},
+                "unreserved_resources_full": a.total.unreserved().to_json(),
                 "used_resources_full": used.to_json(allocation_role="*"),
                 "offered_resources_full": offered.to_json(allocation_role="*")})
     return out
@@ -258,10 +260,12 @@ def state_summary_json(m: Master) -> dict[str, Any]:
 
 
 def roles_in_use(m: Master) -> list[tuple[str, float, list[Any]]]:
-    """(name, weight, frameworks) of every role with a framework, a weight or a quota, by name: the roles that
+    """(name, weight, frameworks) of every role with a framework, a weight, a quota or a reservation, by name:
+    the roles that
     /master/roles and the operator API's GET_ROLES list."""
     weights = dict(m.cfg.role_weights)
-    names = sorted({f.role for f in m.frameworks.values()} | set(weights) | set(m.quotas))
+    reserved = {role for a in m.agent_registry.agents.values() for role in a.total.reserved_roles()}
+    names = sorted({f.role for f in m.frameworks.values()} | set(weights) | set(m.quotas) | reserved)
     return [(name, float(weights.get(name, 1.0)), [f for f in m.frameworks.values() if f.role == name])
             for name in names]
 
@@ -273,11 +277,15 @@ def roles_json(m: Master) -> dict[str, Any]:
         allocated = total(t.resources for f in fws for t in f.tasks.values())
         offered = total(m.offers[o].resources for f in fws for o in f.offers if o in m.offers)
         quota = m.quotas.get(name)
+        reserved = total(a.total.reserved(name) for a in m.agent_registry.agents.values())
+        # Mesos counts a role's reservations as consumed quota, used or not, and its unreserved allocation.
+        consumed = reserved + allocated.unreserved()
         out.append({"name": name, "weight": weight,
                     "quota": {"role": name, "guarantee": dict(quota.guarantees) if quota else {},
-                              "limit": dict(quota.limits) if quota else {}, "consumed": allocated.quantities()},
+                              "limit": dict(quota.limits) if quota else {}, "consumed": consumed.quantities()},
                     "resources": (allocated + offered).quantities(), "allocated": allocated.quantities(),
-                    "offered": offered.quantities(), "reserved": {}, "frameworks": [f.id for f in fws]})
+                    "offered": offered.quantities(), "reserved": reserved.quantities(),
+                    "frameworks": [f.id for f in fws]})
     return {"roles": out}
 
 

@@ -1,0 +1,164 @@
+"""Reservations as values: Resources with reserved parts (JSON in both of Mesos's forms, text, folding),
+RESERVE/UNRESERVE checks (reservation_ops), and the allocator offering a role's reservations to that role
+only (table-driven and a Hypothesis property)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scylla_singa.mesos.api.reservations import Reservation
+from scylla_singa.mesos.api.resources import ResourceError, Resources, with_checkpointed
+from scylla_singa.mesos.master.allocator import HierarchicalAllocator
+from scylla_singa.mesos.master.reservation_ops import OperationInvalid, reserve, unreserve
+
+
+def _scalar(name: str, amount: float, **fields: Any) -> dict[str, Any]:
+    return {"name": name, "type": "SCALAR", "scalar": {"value": amount}, **fields}
+
+
+def _dynamic(role: str, principal: str | None = None) -> list[dict[str, Any]]:
+    info: dict[str, Any] = {"type": "DYNAMIC", "role": role}
+    if principal is not None:
+        info["principal"] = principal
+    return [info]
+
+
+ML = Reservation("ml")
+
+
+@pytest.mark.parametrize("fields, reservation", [
+    ({}, None),
+    ({"role": "*"}, None),
+    ({"reservations": _dynamic("ml")}, ML),
+    ({"reservations": _dynamic("ml", "ops")}, Reservation("ml", principal="ops")),
+    ({"role": "ml"}, Reservation("ml", "STATIC")),
+    ({"role": "ml", "reservation": {"principal": "ops"}}, Reservation("ml", principal="ops")),
+    ({"reservations": [{"type": "DYNAMIC", "role": "ml", "labels": {"labels": [{"key": "k", "value": "v"}]}}]},
+     Reservation("ml", labels=(("k", "v"),))),
+])
+def test_both_json_forms_read_as_one_reservation(fields: dict, reservation: Reservation | None) -> None:
+    res = Resources.from_json([_scalar("cpus", 1, **fields)])
+    assert res.reservations() == {reservation}
+    assert Resources.from_json(res.to_json()) == res   # what we write reads back the same
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"reservations": [{"type": "DYNAMIC", "role": "a"}, {"type": "DYNAMIC", "role": "a/b"}]}, "refinement"),
+    ({"reservations": [{"type": "DYNAMIC"}]}, "needs the role"),
+    ({"reservations": [{"type": "SHARED", "role": "a"}]}, "STATIC or DYNAMIC"),
+    ({"reservations": [{"type": "DYNAMIC", "role": "a", "labels": {"labels": [{"value": 1}]}}]}, "labels"),
+    ({"role": 7}, "role name"),
+])
+def test_malformed_reservations_are_refused_naming_the_resource(fields: dict, message: str) -> None:
+    with pytest.raises(ResourceError, match=message) as refused:
+        Resources.from_json([_scalar("cpus", 1, **fields)])
+    assert "'cpus'" in str(refused.value)
+
+
+def test_reserved_and_unreserved_stay_apart_and_fold_for_counting() -> None:
+    res = Resources.from_json([_scalar("cpus", 2), _scalar("cpus", 1, reservations=_dynamic("ml")),
+                               _scalar("mem", 64, reservations=_dynamic("ml", "ops"))])
+    assert res.scalar("cpus") == 3.0 and res.amounts == {"cpus": 3.0, "mem": 64.0}
+    assert res.to_dict()["cpus"] == 3.0 and res.quantities() == {"cpus": 3.0, "mem": 64.0}
+    assert res.offerable_to("other") == Resources.parse("cpus:2")
+    assert res.offerable_to("ml") == res and res.reserved_roles() == {"ml"}
+    assert str(res) == ("cpus:2; cpus(reservations: [(DYNAMIC,ml)]):1; "
+                        "mem(reservations: [(DYNAMIC,ml,ops)]):64")
+    assert not Resources.parse("cpus:2").contains(res.reserved())   # a reservation is its own resource
+    assert res.by_role()["ml"].amounts == {"cpus": 1.0, "mem": 64.0}
+
+
+def test_reserve_and_unreserve_are_checked_as_mesos_checks_them() -> None:
+    before, after = reserve([_scalar("cpus", 1, reservations=_dynamic("ml"))], None)
+    assert before == Resources.parse("cpus:1") and after.reserved("ml").amounts == {"cpus": 1.0}
+    assert unreserve(after.to_json()) == (after, before)
+    cases = [
+        (lambda: reserve([_scalar("cpus", 1)], None), "Resource cpus:1 is not dynamically reserved"),
+        (lambda: reserve([_scalar("cpus", 1, role="ml")], None),
+         "Resource cpus(reservations: [(STATIC,ml)]):1 is not dynamically reserved"),
+        (lambda: reserve([_scalar("cpus", 1, reservations=_dynamic("ml", "eve"))], "ops"),
+         "reserved by principal 'eve', but the request comes from principal 'ops'"),
+        (lambda: reserve([_scalar("cpus", 1, reservations=_dynamic("ml"))], None, {"batch"}),
+         "reserved for role 'ml', which is not one of this framework's roles (batch)"),
+        (lambda: reserve([], None), "needs the resources"),
+        (lambda: unreserve([_scalar("cpus", 1)]), "not dynamically reserved"),
+        (lambda: unreserve([_scalar("cpus", -1, reservations=_dynamic("ml"))]), "Invalid resources"),
+    ]
+    for call, message in cases:
+        with pytest.raises(OperationInvalid, match=message.replace("(", r"\(").replace(")", r"\)")
+                           .replace("[", r"\[").replace("]", r"\]")):
+            call()
+
+
+def test_an_agent_total_takes_back_its_checkpointed_reservations() -> None:
+    kept = Resources.from_json([_scalar("cpus", 1, reservations=_dynamic("ml"))])
+    total = with_checkpointed(Resources.parse("cpus:4;mem:100"), kept)
+    assert total.amounts == {"cpus": 4.0, "mem": 100.0} and total.reserved() == kept
+    assert with_checkpointed(Resources.parse("mem:100"), kept) == Resources.parse("mem:100")   # no longer fits
+
+
+def _agent_with(reserved_for: str, allocator: HierarchicalAllocator) -> None:
+    allocator.add_agent("a1", Resources.parse("cpus:4;mem:1024"))
+    before, after = reserve([_scalar("cpus", 2, reservations=_dynamic(reserved_for))], None)
+    allocator.convert("a1", before, after)
+
+
+@pytest.mark.parametrize("roles, offered", [
+    ({"f-ml": "ml"}, {"f-ml": {"cpus": 4.0, "mem": 1024.0}}),
+    ({"f-batch": "batch"}, {"f-batch": {"cpus": 2.0, "mem": 1024.0}}),
+])
+def test_a_reservation_is_offered_to_its_role_only(roles: dict[str, str], offered: dict) -> None:
+    allocator = HierarchicalAllocator(seed=1)
+    _agent_with("ml", allocator)
+    for fw, role in roles.items():
+        allocator.add_framework(fw, role)
+    assert {g.framework_id: g.resources.amounts for g in allocator.allocate(1.0)} == offered
+
+
+def test_what_a_role_leaves_reserved_waits_for_it() -> None:
+    allocator = HierarchicalAllocator(seed=1)
+    _agent_with("ml", allocator)
+    allocator.add_framework("f-batch", "batch")
+    assert [g.resources.amounts for g in allocator.allocate(1.0)] == [{"cpus": 2.0, "mem": 1024.0}]
+    assert allocator.allocate(2.0) == []
+    allocator.add_framework("f-ml", "ml")
+    (grant,) = allocator.allocate(3.0)
+    assert grant.framework_id == "f-ml" and grant.resources.amounts == {"cpus": 2.0}
+    assert grant.resources.reserved_roles() == {"ml"}
+
+
+OPS = st.lists(st.tuples(st.sampled_from(["reserve", "unreserve", "allocate", "recover"]),
+                         st.sampled_from(["ml", "batch"]), st.integers(1, 3)), max_size=25)
+
+
+@settings(max_examples=150, deadline=None)
+@given(OPS)
+def test_reservations_never_change_the_totals_nor_reach_another_role(ops: list[tuple[str, str, int]]) -> None:
+    """Any sequence of operator reservations, allocation rounds and returns: the agent's amounts stay its
+    machine's, and no grant carries another role's reservation."""
+    allocator = HierarchicalAllocator(seed=3)
+    allocator.add_agent("a1", Resources.parse("cpus:4;mem:1024"))
+    allocator.add_framework("f-ml", "ml")
+    allocator.add_framework("f-batch", "batch")
+    role_of = {"f-ml": "ml", "f-batch": "batch"}
+    held: dict[str, Resources] = {"f-ml": Resources(), "f-batch": Resources()}
+    for now, (kind, role, n) in enumerate(ops):
+        piece = [_scalar("cpus", n, reservations=_dynamic(role))]
+        if kind in ("reserve", "unreserve"):
+            before, after = reserve(piece, None) if kind == "reserve" else unreserve(piece)
+            if allocator.free("a1").contains(before):
+                allocator.convert("a1", before, after)
+        elif kind == "allocate":
+            for grant in allocator.allocate(float(now)):
+                assert grant.resources.reserved_roles() <= {role_of[grant.framework_id]}
+                held[grant.framework_id] = held[grant.framework_id] + grant.resources
+        else:
+            fw = "f-ml" if role == "ml" else "f-batch"
+            allocator.recover(fw, "a1", held[fw])
+            held[fw] = Resources()
+        everything = allocator.free("a1") + held["f-ml"] + held["f-batch"]
+        assert everything.amounts == {"cpus": 4.0, "mem": 1024.0}
