@@ -98,7 +98,8 @@ class Resources:
                 try:
                     scalars[name] = scalars.get(name, 0.0) + float(val)
                 except ValueError:
-                    raise ResourceError(f"bad resource {part!r}: {val!r} is not a number, [ranges] or {{set}}") from None
+                    raise ResourceError(f"bad resource {part!r}: {val!r} is not a number, [ranges] or "
+                                        "{set}") from None
         return cls(scalars, ranges, sets)
 
     @classmethod
