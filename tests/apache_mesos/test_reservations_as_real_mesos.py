@@ -4,17 +4,16 @@ and hostname put aside), and what `/master/state`, `/roles` and GET_AGENTS then 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import requests
 
 from scylla_singa.mesos.embedded import EmbeddedMesos
 
 from tests.support.scylla_home import scylla_home_at
 
+from .operator_sequence import answered_and_shown, differences
 from .real_mesos import MesosProcess
 
 RESOURCES = "cpus:2;mem:1024;disk:1024;ports:[31000-31100]"   # the real agent's (real_mesos.start_agent)
@@ -55,38 +54,9 @@ def our_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedMe
         cluster.stop()
 
 
-def _agent(address: str) -> dict[str, Any]:
-    (agent,) = requests.get(f"http://{address}/master/state", timeout=10).json()["slaves"]
-    return agent
-
-
-def _run(address: str) -> list[tuple[str, Any]]:
-    """The sequence's answers, then what the master shows; the agent's own names replaced by placeholders."""
-    agent = _agent(address)
-    seen: list[tuple[str, Any]] = []
-    for name, body in _sequence(agent["id"]):
-        if name == "unreserve":   # what the master shows with the reservations made
-            seen += _shown(address)
-        got = requests.post(f"http://{address}/api/v1", json=body, timeout=10)
-        seen.append((name, (got.status_code, got.text)))
-    seen += _shown(address)
-    text = json.dumps(seen)
-    for own, placeholder in ((agent["pid"], "PID"), (agent["id"], "AGENT"), (f"({agent['hostname']})", "(HOST)")):
-        text = text.replace(own, placeholder)
-    return json.loads(text)
-
-
-def _shown(address: str) -> list[tuple[str, Any]]:
-    agent = _agent(address)
-    agents = requests.post(f"http://{address}/api/v1", json={"type": "GET_AGENTS"}, timeout=10,
-                           headers={"Accept": "application/json"}).json()["get_agents"]["agents"]
-    return [("state", {k: agent[k] for k in ("resources", "reserved_resources", "unreserved_resources")}),
-            ("roles", requests.get(f"http://{address}/roles", timeout=10).json()),
-            ("total_resources", sorted(json.dumps(r, sort_keys=True) for r in agents[0]["total_resources"]))]
-
-
 def test_reservations_are_answered_and_shown_as_mesos_does(real_master: MesosProcess, real_agent: MesosProcess,
                                                           our_cluster: EmbeddedMesos) -> None:
-    real, ours = _run(real_master.address), _run(our_cluster.master_address)
-    differences = [f"{r[0]}:\n  Apache Mesos {r[1]}\n  ours         {o[1]}" for r, o in zip(real, ours) if r != o]
-    assert len(real) == len(ours) and not differences, "\n".join(differences)
+    real = answered_and_shown(real_master.address, real_agent.address, _sequence, show_before={"unreserve"})
+    ours = answered_and_shown(our_cluster.master_address, our_cluster.agent_addresses[0], _sequence,
+                              show_before={"unreserve"})
+    assert not differences(real, ours), differences(real, ours)

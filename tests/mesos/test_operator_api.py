@@ -143,8 +143,10 @@ def test_operator_calls_that_change_the_master(busy) -> None:
     assert call({"type": "DEACTIVATE_AGENT", "deactivate_agent": {"agent_id": agent_id}}).status_code == 200
     assert requests.get(f"http://{m.master_address}/master/slaves", timeout=10).json()["slaves"][0]["deactivated"]
     assert call({"type": "REACTIVATE_AGENT", "reactivate_agent": {"agent_id": agent_id}}).status_code == 200
-    refused = call({"type": "CREATE_VOLUMES", "create_volumes": {"agent_id": agent_id, "volumes": []}})
-    assert refused.status_code == 501 and "no persistent volumes" in refused.text
+    refused = call({"type": "GROW_VOLUME", "grow_volume": {"agent_id": agent_id, "volume": {
+        "name": "disk", "type": "SCALAR", "scalar": {"value": 1}}, "addition": {
+        "name": "disk", "type": "SCALAR", "scalar": {"value": 1}}}})
+    assert refused.status_code == 501 and "keeps the size it was created with" in refused.text
     gone = call({"type": "TEARDOWN", "teardown": {"framework_id": {"value": "no-such"}}})
     assert (gone.status_code, gone.text) == (400, "Unknown framework no-such")
     assert call({"type": "TEARDOWN", "teardown": {"framework_id": {"value": f.id}}}).status_code == 200

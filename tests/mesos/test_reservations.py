@@ -1,7 +1,8 @@
-"""Dynamic reservations on a running master: a framework's RESERVE/UNRESERVE in ACCEPT and the operator API's
-RESERVE_RESOURCES/UNRESERVE_RESOURCES. Reserved resources are offered to their role only, tasks launch on
-them, `/master/state`, `/roles` and GET_AGENTS show them, bad calls get Mesos's status and text, and a
-reservation outlives a master restart (the agent keeps it)."""
+"""Dynamic reservations and persistent volumes on a running master: a framework's RESERVE/UNRESERVE/CREATE/
+DESTROY in ACCEPT and the operator API's RESERVE/UNRESERVE_RESOURCES and CREATE/DESTROY_VOLUMES. Reserved
+resources are offered to their role only, tasks launch on them, `/master/state`, `/roles` and GET_AGENTS show
+them, bad calls get Mesos's status and text, a reservation outlives a master restart (the agent keeps it),
+and what one task writes to a persistent volume the next task reads, until the volume is destroyed."""
 
 from __future__ import annotations
 
@@ -65,6 +66,11 @@ def _acknowledge(sub: Any, status: dict[str, Any]) -> None:
                                   "uuid": status["uuid"]}})
 
 
+def _decline(sub: Any, offers: list[dict[str, Any]]) -> None:
+    sub.call({"type": "DECLINE", "framework_id": {"value": sub.framework_id},
+              "decline": {"offer_ids": [o["id"] for o in offers], "filters": {"refuse_seconds": 0}}})
+
+
 def _offer(sub: Any, want: Any = lambda offer: True, timeout: float = 10.0) -> dict[str, Any]:
     """The first offer `want` takes; the others are declined at once (and status updates acknowledged)."""
     deadline = Deadline(timeout)
@@ -75,8 +81,7 @@ def _offer(sub: Any, want: Any = lambda offer: True, timeout: float = 10.0) -> d
         for offer in (event.get("offers") or {}).get("offers") or ():
             if want(offer):
                 return offer
-            sub.call({"type": "DECLINE", "framework_id": {"value": sub.framework_id},
-                      "decline": {"offer_ids": [offer["id"]], "filters": {"refuse_seconds": 0}}})
+            _decline(sub, [offer])
     raise TimeoutError("no such offer")
 
 
@@ -222,3 +227,91 @@ def test_a_reservation_names_only_the_principal_who_asks(cluster) -> None:
     assert _reserve(m.master_address, agent["id"], [_reserved("cpus", 1, "ml", "ops")], auth=auth).status_code == 202
     assert _reserve(m.master_address, agent["id"], [_reserved("cpus", 1, "ml", "ops")]).status_code == 401
 
+
+
+def _volume(volume_id: str, path: str, size: float, role: str = "ml") -> dict[str, Any]:
+    return {**_reserved("disk", size, role), "disk": {"persistence": {"id": volume_id},
+                                                     "volume": {"mode": "RW", "container_path": path}}}
+
+
+def _volumes_call(master: str, kind: str, agent_id: str, volumes: list[dict]) -> requests.Response:
+    return _operator(master, {"type": kind, kind.lower(): {"agent_id": {"value": agent_id}, "volumes": volumes}})
+
+
+def _run_on(sub: Any, command: str, resources: list[dict]) -> dict[str, Any]:
+    """Launch one process task on the next offer holding `resources` (its volume); its last status."""
+    offer = _offer(sub, lambda o: any(r.get("disk") for r in o["resources"]), timeout=15)
+    task = task_info(offer["agent_id"]["value"], command=command, resources=resources)
+    _accept(sub, offer, {"type": "LAUNCH", "launch": {"task_infos": [task]}})
+    return _end_of(sub, task["task_id"])
+
+
+def _end_of(sub: Any, task_id: dict[str, str]) -> dict[str, Any]:
+    """The task's terminal status (updates acknowledged, offers given back meanwhile)."""
+    deadline = Deadline(30)
+    while not deadline.passed():
+        event = sub.next_of(("UPDATE", "OFFERS"), deadline.left())
+        if event["type"] == "OFFERS":   # not needed now: given back, to come again
+            _decline(sub, event["offers"]["offers"])
+            continue
+        status = event["update"]["status"]
+        _acknowledge(sub, status)
+        if status["task_id"] == task_id and status["state"] not in ("TASK_STARTING", "TASK_RUNNING"):
+            return status
+    raise TimeoutError(f"task {task_id['value']} did not end")
+
+
+def test_what_a_task_writes_to_a_persistent_volume_the_next_task_reads(cluster, raw) -> None:
+    """Real processes (as user nobody): the volume outlives the task that wrote it, DESTROY while a task uses
+    it is refused, and DESTROY removes it and its data."""
+    m = cluster([{"resources": "cpus:2;mem:512;disk:200"}], simulate=False, use_docker=False)
+    agent_id = _agent(m.master_address)["id"]
+    assert _reserve(m.master_address, agent_id, [_reserved("disk", 100, "ml")]).status_code == 202
+    volume = _volume("ckpt", "checkpoints", 64)
+    created = _volumes_call(m.master_address, "CREATE_VOLUMES", agent_id, [volume])
+    assert (created.status_code, created.text) == (202, "")
+    directory = m.work_dir / "agent-0" / "volumes" / "roles" / "ml" / "ckpt"
+    wait_until(directory.is_dir, 10, "the agent to make the volume's directory")
+
+    ml = _subscribe(raw, m.master_address, "ml")
+    wrote = _run_on(ml, "echo step-100 > checkpoints/latest", [volume, {"name": "cpus", "type": "SCALAR",
+                                                                            "scalar": {"value": 0.1}}])
+    assert wrote["state"] == "TASK_FINISHED", wrote.get("message")
+    assert (directory / "latest").read_text() == "step-100\n"
+    read = _run_on(ml, "test \"$(cat checkpoints/latest)\" = step-100", [volume])
+    assert read["state"] == "TASK_FINISHED", read.get("message")
+
+    offer = _offer(ml, lambda o: any(r.get("disk") for r in o["resources"]), timeout=15)
+    task = task_info(agent_id, command="sleep 1000", resources=[volume])
+    _accept(ml, offer, {"type": "LAUNCH", "launch": {"task_infos": [task]}})
+    wait_until(lambda: _agent(m.master_address)["used_resources"]["disk"] == 64.0, 10, "the task to run")
+    busy = _volumes_call(m.master_address, "DESTROY_VOLUMES", agent_id, [volume])
+    assert (busy.status_code, busy.text) == (400, "Invalid DESTROY operation: Persistent volumes in use: ckpt")
+    ml.call({"type": "KILL", "framework_id": {"value": ml.framework_id}, "kill": {"task_id": task["task_id"]}})
+    assert _end_of(ml, task["task_id"])["state"] == "TASK_KILLED"
+
+    # ml holds an offer of the volume now: DESTROY rescinds it
+    destroyed = _volumes_call(m.master_address, "DESTROY_VOLUMES", agent_id, [volume])
+    assert (destroyed.status_code, destroyed.text) == (202, "")
+    wait_until(lambda: not directory.exists(), 10, "the agent to remove the volume and its data")
+    assert _agent(m.master_address)["reserved_resources"]["ml"]["disk"] == 100.0
+    gone = _volumes_call(m.master_address, "DESTROY_VOLUMES", agent_id, [volume])
+    assert (gone.status_code, gone.text) == (400, "Invalid DESTROY operation: Persistent volumes not found")
+
+
+def test_a_framework_creates_a_volume_from_its_offer(cluster, raw) -> None:
+    m = cluster([{"resources": "cpus:2;mem:512;disk:200"}])
+    ml = _subscribe(raw, m.master_address, "ml")
+    offer = _offer(ml)
+    disk, volume = [_reserved("disk", 50, "ml")], _volume("data", "data", 50)
+    _accept(ml, offer, {"type": "RESERVE", "reserve": {"resources": disk}},
+            {"type": "CREATE", "create": {"volumes": [volume]}},
+            {"type": "CREATE", "create": {"volumes": [_volume("data", "again", 1)]}})   # dropped: not unique
+    back = _offer(ml, lambda o: any(r.get("disk", {}).get("persistence") for r in o["resources"]), timeout=15)
+    (offered,) = [r for r in back["resources"] if r.get("disk")]
+    assert offered["disk"] == {"persistence": {"id": "data"}, "volume": {"mode": "RW", "container_path": "data"}}
+    assert offered["scalar"]["value"] == 50.0
+    _accept(ml, back, {"type": "DESTROY", "destroy": {"volumes": [offered]}})
+    total = _operator(m.master_address, {"type": "GET_AGENTS"}).json()["get_agents"]["agents"][0]["total_resources"]
+    assert not any(r.get("disk") for r in total)   # ACCEPT applies before it is answered
+    assert _agent(m.master_address)["reserved_resources"]["ml"]["disk"] == 50.0

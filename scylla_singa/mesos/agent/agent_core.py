@@ -28,6 +28,7 @@ from scylla_singa.mesos.api.fields import VERSION, new_id, value
 from scylla_singa.mesos.api.protocol import make_status, new_uuid_b64
 from scylla_singa.mesos.api.resources import Resources
 from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
+from . import persistent_volumes
 from .fetcher import FetchError, fetch_all
 from .task_events import (CancelLaunch, CleanUpTask, SendTaskStatus, StopTask, TaskEvent, TaskExited,
                           TaskKillRequested, TaskLaunchFailed, TaskStopped)
@@ -129,9 +130,12 @@ class AgentCore:
         self._checkpoint([])   # a new agent id starts without reservations
 
     def _checkpoint(self, resources: list[dict[str, Any]]) -> None:
-        self.checkpointed = resources
+        """Keep the master's reservations and volumes (CHECKPOINT_RESOURCES); make or remove volume
+        directories to match."""
         if self.work_dir:
+            persistent_volumes.sync(self.work_dir, self.checkpointed, resources)
             write_json_atomic(self.work_dir / "meta" / "resources.json", resources)
+        self.checkpointed = resources
 
     def _clean_up_when_ended(self, task: AgentTask, event: TaskEvent) -> None:
         """A task killed after the master removed us (it counts it lost, its framework was told): no status
@@ -261,11 +265,14 @@ class AgentCore:
             if self.runner.needs_sandbox and self.work_dir is not None:
                 task.sandbox = self._make_sandbox(task)
                 self._save(task)
+                task.volume_mounts = persistent_volumes.mounts_for(task.info, self.work_dir, self.checkpointed)
                 uris = (task.info.get("command") or {}).get("uris") or []
                 if uris:
                     await fetch_all(uris, task.sandbox, self.hdfs_url, self.fetcher_roots)
                     self.count("fetches_succeeded")
             await self.runner.launch(task, emit)
+        except persistent_volumes.VolumeUnusable as exc:
+            emit(TaskLaunchFailed(message=f"Failed to launch: {exc}"))
         except FetchError as exc:
             self.count("fetches_failed")
             emit(TaskLaunchFailed(reason="REASON_CONTAINER_LAUNCH_FAILED", message=f"Failed to fetch URIs: {exc}"))

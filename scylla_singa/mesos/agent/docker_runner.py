@@ -36,6 +36,7 @@ from scylla_singa.mesos.api.protocol import container_status
 from .docker_spec import DockerSpec, build_spec
 from .confined_paths import lexically_within
 from .image_user import ContainerUserRefused, container_uid
+from .persistent_volumes import hand_to, reachable_in
 from .job_volumes import VolumeRefused, pin_host_volume
 from .task_events import (TaskContainerUp, TaskExited, TaskInvalid, TaskLaunchFailed, TaskLost, TaskStarting,
                           TaskStopped)
@@ -70,7 +71,7 @@ class DockerRunner(TaskRunner):
         try:
             spec = build_spec(task.info, framework_id=task.framework_id, agent_id=task.agent_id,
                               container_id=task.container_id, sandbox=task.sandbox,
-                              allowed_roots=self.allowed_roots)
+                              allowed_roots=self.allowed_roots, persistent=task.volume_mounts)
         except SpecError as exc:
             emit(TaskInvalid(message=str(exc)))
             return
@@ -168,10 +169,14 @@ class DockerRunner(TaskRunner):
         except docker.errors.APIError as exc:
             return f"Failed to launch container: cannot pull image {spec.image}: {_explain(exc)}"
         try:
-            container_uid(spec.image, spec.user, (image.attrs.get("Config") or {}).get("User") or "",
-                          lambda: self._image_passwd(image.id), self.allow_root_tasks)
+            uid = container_uid(spec.image, spec.user, (image.attrs.get("Config") or {}).get("User") or "",
+                                lambda: self._image_passwd(image.id), self.allow_root_tasks)
         except ContainerUserRefused as exc:
             return f"Failed to launch container: {exc}"
+        hand_to(spec.persistent, uid, -1)   # a new persistent volume becomes the container user's
+        for host_path, mount in spec.volumes.items():
+            if mount.get("bind") == SANDBOX_MOUNT:
+                reachable_in(Path(host_path), spec.persistent)
         if spec.user_network:
             try:
                 net = self.client.networks.get(spec.network)
@@ -209,7 +214,9 @@ class DockerRunner(TaskRunner):
 
     def _create_and_start(self, spec: DockerSpec, framework_id: str) -> Container:
         """Check the job volumes again at mount time (job_volumes.py), then create and start at once."""
+        # the sandbox and persistent volumes are the agent's own directories, not job volumes
         sandboxes = [h for h, v in spec.volumes.items() if v.get("bind") == SANDBOX_MOUNT]
+        sandboxes += [str(mount.directory) for mount in spec.persistent]
         for host_path in list(spec.volumes):
             # by the path as checked (resolving it again would follow what may have been swapped in since)
             if not lexically_within(host_path, sandboxes):

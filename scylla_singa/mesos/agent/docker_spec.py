@@ -54,6 +54,7 @@ class DockerSpec:
     shm_size: str | None = None
     ulimits: list[tuple[str, int, int]] = field(default_factory=list)
     force_pull: bool = False
+    persistent: list[Any] = field(default_factory=list)   # its persistent volumes' VolumeMounts (agent-made)
 
     def create_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for `client.containers.create` (networking_config added by the runner)."""
@@ -80,8 +81,10 @@ class DockerSpec:
 
 
 def build_spec(task: dict[str, Any], *, framework_id: str, agent_id: str, container_id: str,
-               sandbox: Path, allowed_roots: list[Path]) -> DockerSpec:
-    """The container for `task` on this agent; raises SpecError (volumes outside the allowed roots, ...)."""
+               sandbox: Path, allowed_roots: list[Path], persistent: list[Any] | None = None) -> DockerSpec:
+    """The container for `task` on this agent; raises SpecError (volumes outside the allowed roots, ...).
+    `persistent`: the VolumeMounts of its persistent volumes (persistent_volumes.py), mounted as the Mesos
+    containerizer mounts them (a relative container path under the sandbox)."""
     container = docker_equivalent(task.get("container") or {})
     resources = Resources.from_json(task.get("resources"))
     validate_container(container, resources)
@@ -96,7 +99,7 @@ def build_spec(task: dict[str, Any], *, framework_id: str, agent_id: str, contai
                 FRAMEWORK_LABEL: framework_id},
         network=user_net or network.lower(), user_network=user_net is not None,
         hostname=container.get("hostname") or None, ports=check_ports(docker, network, resources),
-        volumes=_volumes(container, sandbox, allowed_roots),
+        volumes=_volumes(container, sandbox, allowed_roots, persistent or []), persistent=list(persistent or []),
         cpu_shares=max(2, int(round(1024 * resources.scalar("cpus") or 1024))),
         mem_limit=int(max(resources.scalar("mem"), MIN_MEM_MB) * 1024 * 1024),
         force_pull=bool(docker.get("force_pull_image")))
@@ -126,8 +129,13 @@ def _command(command: dict[str, Any]) -> tuple[list[str] | None, list[str] | Non
     return None, (argv or None)
 
 
-def _volumes(container: dict[str, Any], sandbox: Path, allowed: list[Path]) -> dict[str, dict[str, str]]:
+def _volumes(container: dict[str, Any], sandbox: Path, allowed: list[Path],
+             persistent: list[Any]) -> dict[str, dict[str, str]]:
     out = {str(sandbox): {"bind": SANDBOX_MOUNT, "mode": "rw"}}
+    for mount in persistent:
+        cpath = mount.container_path
+        out[str(mount.directory)] = {"bind": cpath if cpath.startswith("/") else f"{SANDBOX_MOUNT}/{cpath}",
+                                     "mode": "ro" if mount.read_only else "rw"}
     for v in container.get("volumes") or []:
         cpath = v["container_path"]
         if not cpath.startswith("/"):

@@ -20,6 +20,7 @@ from typing import Any
 
 from scylla_singa.contracts import ENV_TASK_ID
 from scylla_singa.mesos.api.protocol import container_status
+from .persistent_volumes import hand_to
 from .task_events import TaskContainerUp, TaskExited, TaskInvalid, TaskLaunchFailed, TaskStarting, TaskStopped
 from .task_runner import AgentTask, Emit, TaskRunner
 from .task_user import TaskUser, TaskUserError, clean_environment, hand_sandbox_to, task_user, unreachable_parent
@@ -44,6 +45,7 @@ class ProcessRunner(TaskRunner):
         try:
             user = task_user(command, task.framework, self.allow_root_tasks)
             _prepare_sandbox(task, user)
+            _link_volumes(task, user)
         except TaskUserError as exc:
             emit(TaskLaunchFailed(message=f"Failed to launch command: {exc}"))
             return
@@ -114,6 +116,20 @@ def _prepare_sandbox(task: AgentTask, user: TaskUser) -> None:
         raise TaskUserError(f"user {user.name} (uid {user.uid}) cannot reach its sandbox {sandbox}: {blocked} is "
                             "not searchable by it (make the agent's work dir and the directories above it "
                             "mode 0711 or wider)")
+
+
+def _link_volumes(task: AgentTask, user: TaskUser) -> None:
+    """A process has no mount namespace of its own: its persistent volumes appear in its sandbox as links to
+    their directories (handed to its user when new). An absolute container path needs a container."""
+    for mount in task.volume_mounts:
+        if mount.container_path.startswith("/"):
+            raise TaskUserError(f"persistent volume at {mount.container_path}: an absolute container path needs "
+                                "a container (ContainerInfo); a task without one sees volumes in its sandbox")
+        link = task.sandbox / mount.container_path
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if not link.is_symlink():
+            link.symlink_to(mount.directory, target_is_directory=True)
+    hand_to(task.volume_mounts, user.uid, user.gid)
 
 
 def _signal(proc: asyncio.subprocess.Process, sig: int) -> None:

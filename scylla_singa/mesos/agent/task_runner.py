@@ -47,6 +47,7 @@ class AgentTask:
     executor_run: str = ""      # the container id of its executor (tasks of a group or custom executor share it)
     executor_uuids: set[str] = field(default_factory=set)   # updates its custom executor sent, not yet acked
     group_tasks: tuple[str, ...] = ()   # the ids of every task of its group (itself included)
+    volume_mounts: list[Any] = field(default_factory=list)   # its persistent volumes (persistent_volumes.py)
 
     @property
     def task_id(self) -> str:

@@ -11,7 +11,9 @@ CPUs" folds the qualified names back (`base_name`).
 
 One level of reservation is modelled (a role's own reservation, static or
 dynamic); refinements (a stack of reservations for nested roles) are
-refused with a clear message, as nested roles are for quota.
+refused with a clear message, as nested roles are for quota. A persistent
+volume (reserved disk with `disk.persistence` and `disk.volume`) is one more
+part of the qualified name: each volume is a resource of its own.
 """
 
 from __future__ import annotations
@@ -59,18 +61,73 @@ class Reservation:
         return "(" + ",".join(parts) + ")"
 
 
-def qualify(name: str, reservation: Reservation | None) -> str:
-    """The name a resource is kept under: its own when unreserved, else qualified by its reservation."""
+@dataclass(frozen=True)
+class PersistentVolume:
+    """A persistent volume made of reserved disk: its id on the agent, where a task sees it, and who made it."""
+
+    id: str
+    container_path: str
+    mode: str = "RW"
+    principal: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Mesos's `Resource.DiskInfo` of the volume."""
+        persistence: dict[str, Any] = {"id": self.id}
+        if self.principal is not None:
+            persistence["principal"] = self.principal
+        return {"persistence": persistence, "volume": {"mode": self.mode, "container_path": self.container_path}}
+
+
+def qualify(name: str, reservation: Reservation | None, volume: PersistentVolume | None = None) -> str:
+    """The name a resource is kept under: its own when unreserved, else qualified by its reservation (and
+    its volume)."""
     if reservation is None:
         return name
-    return name + SEP + _encode(reservation)
+    key = name + SEP + _encode(reservation)
+    return key if volume is None else key + SEP + _encode_volume(volume)
 
 
 @lru_cache(maxsize=4096)
-def split(key: str) -> tuple[str, Reservation | None]:
-    """A kept name back into (resource name, reservation or None)."""
-    name, sep, encoded = key.partition(SEP)
-    return (name, _decode(encoded)) if sep else (name, None)
+def split(key: str) -> tuple[str, Reservation | None, PersistentVolume | None]:
+    """A kept name back into (resource name, reservation or None, persistent volume or None)."""
+    parts = key.split(SEP)
+    if len(parts) == 1:
+        return key, None, None
+    return parts[0], _decode(parts[1]), (_decode_volume(parts[2]) if len(parts) > 2 else None)
+
+
+def strip_volume(key: str) -> str:
+    """The kept name of the disk a volume was made of (the same reservation, no volume)."""
+    return SEP.join(key.split(SEP)[:2])
+
+
+def volume_from_json(name: str, resource: Mapping[str, Any]) -> PersistentVolume | None:
+    """The persistent volume a Mesos `Resource`'s DiskInfo describes, None without one. Mesos's texts for a
+    DiskInfo it refuses; disk sources (MOUNT, PATH, BLOCK) are not served here."""
+    disk = resource.get("disk")
+    if disk is None:
+        return None
+    if not isinstance(disk, Mapping):
+        raise ReservationError("'disk' must be a DiskInfo object")
+    if name != "disk":
+        raise ReservationError(f"DiskInfo should not be set for {name} resource")
+    if disk.get("source") is not None:
+        raise ReservationError("disk sources (MOUNT, PATH, BLOCK) are not supported: only persistent volumes")
+    persistence, volume = disk.get("persistence"), disk.get("volume")
+    if persistence is None:
+        if volume is not None:
+            raise ReservationError("a DiskInfo 'volume' needs 'persistence' (only persistent volumes are served)")
+        return None
+    if not isinstance(persistence, Mapping) or not isinstance(persistence.get("id"), str) or not persistence["id"]:
+        raise ReservationError("Invalid DiskInfo: a persistent volume needs 'persistence': {\"id\": ...}")
+    if volume is None:
+        raise ReservationError("Invalid DiskInfo: Expecting 'volume' to be set for persistent volume")
+    if not isinstance(volume, Mapping) or not isinstance(volume.get("container_path"), str):
+        raise ReservationError("Invalid DiskInfo: a volume needs 'container_path'")
+    mode = volume.get("mode", "RW")
+    if mode not in ("RW", "RO"):
+        raise ReservationError(f"Invalid DiskInfo: volume mode must be RW or RO, not {mode!r}")
+    return PersistentVolume(persistence["id"], volume["container_path"], mode, _principal(persistence))
 
 
 def base_name(key: str) -> str:
@@ -164,3 +221,11 @@ def _encode(r: Reservation) -> str:
 def _decode(encoded: str) -> Reservation:
     role, kind, principal, labels = json.loads(encoded)
     return Reservation(role, kind, principal, tuple((k, v) for k, v in labels))
+
+
+def _encode_volume(v: PersistentVolume) -> str:
+    return json.dumps([v.id, v.container_path, v.mode, v.principal], separators=(",", ":"))
+
+
+def _decode_volume(encoded: str) -> PersistentVolume:
+    return PersistentVolume(*json.loads(encoded))

@@ -11,12 +11,12 @@ Scalars keep three decimals, as Mesos's fixed-point arithmetic does.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from scylla_singa.common.resource_text import ResourceTextError, resource_items
-from .reservations import (SEP, Reservation, ReservationError, base_name, is_reserved, json_fields, qualify,
-                           reservation_from_json, split)
+from .reservations import (SEP, PersistentVolume, Reservation, ReservationError, base_name, is_reserved,
+                           json_fields, qualify, reservation_from_json, split, strip_volume, volume_from_json)
 
 Range = tuple[int, int]
 
@@ -121,8 +121,8 @@ class Resources:
             if SEP in name:
                 raise ResourceError(f"resource name {name!r} holds a control character (\\x1f)")
             try:
-                if "reservations" in r or r.get("role", "*") != "*":
-                    name = qualify(name, _reservation(name, r))
+                if "reservations" in r or r.get("role", "*") != "*" or "disk" in r:
+                    name = _qualified(name, r)
                 if kind == "SCALAR":
                     amount = float(r["scalar"]["value"])
                     _check_scalar(name, amount)
@@ -251,7 +251,20 @@ class Resources:
 
     def unreserved_form(self) -> Resources:
         """The same resources with every reservation dropped (what they are once unreserved)."""
-        return self._select(lambda key: True, strip=True)
+        return self._select(lambda key: True, rename=base_name)
+
+    def without_volumes(self) -> Resources:
+        """The same resources with every persistent volume turned back into the reserved disk it was."""
+        return self._select(lambda key: True, rename=strip_volume)
+
+    def volumes(self) -> list[tuple[PersistentVolume, Reservation, float]]:
+        """The persistent volumes among these resources: (volume, its disk's reservation, size in MB)."""
+        out = []
+        for key, size in self.scalars.items():
+            _, reservation, volume = split(key)
+            if volume is not None and reservation is not None:
+                out.append((volume, reservation, size))
+        return out
 
     def unreserved(self) -> Resources:
         """Only the unreserved resources."""
@@ -286,9 +299,8 @@ class Resources:
         """Every reservation among these resources (None for the unreserved ones)."""
         return {split(k)[1] for k in (*self.scalars, *self.ranges, *self.sets)}
 
-    def _select(self, keep: Any, strip: bool = False) -> Resources:
-        def name(key: str) -> str:
-            return base_name(key) if strip else key
+    def _select(self, keep: Callable[[str], bool], rename: Callable[[str], str] = lambda key: key) -> Resources:
+        name = rename
         scalars: dict[str, float] = {}
         for k, v in self.scalars.items():
             if keep(k):
@@ -359,20 +371,38 @@ def _order(key: str) -> tuple[int, str, str]:
     return (known.index(name), name, key) if name in known else (len(known), name, key)
 
 
-def _reservation(name: str, resource: Mapping[str, Any]) -> Reservation | None:
+def _qualified(name: str, resource: Mapping[str, Any]) -> str:
+    """The name a resource with a reservation or a DiskInfo is kept under."""
     try:
-        return reservation_from_json(resource)
+        reservation = reservation_from_json(resource)
     except ReservationError as exc:
         raise ResourceError(f"resource {name!r}: {exc}") from None
+    try:   # Mesos's own texts for a DiskInfo it refuses
+        volume = volume_from_json(name, resource)
+    except ReservationError as exc:
+        raise ResourceError(str(exc)) from None
+    if volume is not None and reservation is None:
+        raise ResourceError("Invalid DiskInfo: Persistent volumes cannot be created from unreserved resources")
+    return qualify(name, reservation, volume)
 
 
 def _fields(key: str) -> dict[str, Any]:
-    return json_fields(split(key)[1]) if is_reserved(key) else {"role": "*"}
+    if not is_reserved(key):
+        return {"role": "*"}
+    _, reservation, volume = split(key)
+    fields = json_fields(reservation)
+    if volume is not None:
+        fields["disk"] = volume.to_json()
+    return fields
 
 
 def _text_name(key: str) -> str:
-    name, reservation = split(key)
-    return name if reservation is None else f"{name}(reservations: [{reservation.text()}])"
+    """As Mesos prints a resource's name: `disk(reservations: [(DYNAMIC,ml,ops)])[v1:data]`."""
+    name, reservation, volume = split(key)
+    if reservation is None:
+        return name
+    text = f"{name}(reservations: [{reservation.text()}])"
+    return text if volume is None else f"{text}[{volume.id}:{volume.container_path}]"
 
 
 def _fmt(x: float) -> str:

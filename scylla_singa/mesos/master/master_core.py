@@ -30,7 +30,7 @@ from .master_records import CallError, FrameworkRec, MasterConfig, OfferRec, Out
 from .launch_validation import LaunchInvalid, check_launch
 from .master_metrics import count_terminal
 from .quota import Quota
-from .reservation_ops import OperationInvalid, reserve, unreserve
+from .reservation_ops import OperationInvalid, create, destroy, reserve, unreserve, volume_conflict
 from .inverse_offers import InverseOffers
 from .maintenance import Maintenance
 from .operator_events import OperatorEvents
@@ -45,12 +45,14 @@ from .registration_lifecycles import (FRAMEWORK_TABLE, ActivateFramework, Cancel
 CALLS = frozenset({"SUBSCRIBE", "TEARDOWN", "ACCEPT", "DECLINE", "ACCEPT_INVERSE_OFFERS", "DECLINE_INVERSE_OFFERS",
                    "REVIVE", "KILL", "SHUTDOWN", "ACKNOWLEDGE", "ACKNOWLEDGE_OPERATION_STATUS", "RECONCILE",
                    "RECONCILE_OPERATIONS", "MESSAGE", "REQUEST", "SUPPRESS", "UPDATE_FRAMEWORK"})
-# Calls this master accepts (202) and does nothing about: it has no operations but LAUNCH/LAUNCH_GROUP
-# (so no operation status to acknowledge). Listed, so that no other call can end up doing nothing by
+# Calls this master accepts (202) and does nothing about: its operations (LAUNCH, LAUNCH_GROUP, RESERVE,
+# UNRESERVE, CREATE, DESTROY) carry no operation id, so there is no operation status to acknowledge. Listed, so that no other call can end up doing nothing by
 # mistake.
 CALLS_WITHOUT_EFFECT = frozenset({"ACKNOWLEDGE_OPERATION_STATUS"})
 
 
+# ACCEPT operations that change what an agent's resources are (reservations, persistent volumes).
+CONVERSIONS = frozenset({"RESERVE", "UNRESERVE", "CREATE", "DESTROY"})
 DEFAULT_REFUSE_S = 5.0
 log = logging.getLogger(__name__)
 
@@ -486,8 +488,8 @@ class Master:
         try:
             # In order, as Mesos applies them: a RESERVE changes what a later LAUNCH in the same call may use.
             for op in ops:
-                if op.get("type") in ("RESERVE", "UNRESERVE") and agent_id is not None:
-                    remaining = self._apply_reservation(fw, op, agent_id, remaining)
+                if op.get("type") in CONVERSIONS and agent_id is not None:
+                    remaining = self._apply_conversion(fw, op, agent_id, remaining)
                     continue
                 launch = _launch_operation(op)
                 if launch is None:
@@ -502,13 +504,23 @@ class Master:
                 self.allocator.recover(fw.id, agent_id, remaining, refuse, self.now())
             self.schedule_allocation()
 
-    def _apply_reservation(self, fw: FrameworkRec, op: dict, agent_id: str, remaining: Resources) -> Resources:
-        """A RESERVE or UNRESERVE of an ACCEPT, against what is left of its offers; an invalid one is dropped
-        (logged), as Mesos drops it, and a LAUNCH that needed it then fails on its own resources."""
+    def _apply_conversion(self, fw: FrameworkRec, op: dict, agent_id: str, remaining: Resources) -> Resources:
+        """A RESERVE, UNRESERVE, CREATE or DESTROY of an ACCEPT, against what is left of its offers; an invalid
+        one is dropped (logged), as Mesos drops it, and a LAUNCH that needed it then fails on its resources."""
         kind = op["type"]
-        items = (op.get(kind.lower()) or {}).get("resources")
+        body = op.get(kind.lower()) or {}
         try:
-            before, after = reserve(items, fw.principal, {fw.role}) if kind == "RESERVE" else unreserve(items)
+            if kind in ("RESERVE", "UNRESERVE"):
+                before, after = (reserve(body.get("resources"), fw.principal, {fw.role}) if kind == "RESERVE"
+                                 else unreserve(body.get("resources")))
+            else:
+                before, after = (create(body.get("volumes"), fw.principal, {fw.role}) if kind == "CREATE"
+                                 else destroy(body.get("volumes")))
+                agent = self.agent_registry.agents[agent_id]
+                conflict = volume_conflict(kind, after if kind == "CREATE" else before, agent.total,
+                                           sum((t.resources for t in agent.tasks.values()), Resources()))
+                if conflict:
+                    raise OperationInvalid(conflict)
             if not remaining.contains(before):
                 raise OperationInvalid(f"{remaining} does not contain {before}")
         except OperationInvalid as exc:

@@ -11,8 +11,8 @@ Answers in Mesos's order: 307 to `//LEADER/master/api/v1` from a standby
 400 "Failed to validate master::Call: ..." (call_validation), 406 when Accept
 allows neither format (checked on every operator call, as Mesos does), then
 the call's own answer: 200 with the Response, or with no body for a call
-that changes something (Mesos's OK; 202 Accepted for RESERVE_RESOURCES and
-UNRESERVE_RESOURCES, as Mesos answers them). JSON is written as Mesos's writer does (defaults
+that changes something (Mesos's OK; 202 Accepted for RESERVE/UNRESERVE_RESOURCES and
+CREATE/DESTROY_VOLUMES, as Mesos answers them). JSON is written as Mesos's writer does (defaults
 included, codec.encode_as_mesos).
 """
 
@@ -37,7 +37,8 @@ from .master_metrics import metrics_json
 from .maintenance import MaintenanceInvalid
 from .maintenance_calls import start_maintenance, stop_maintenance, update_schedule
 from .quota_calls import QuotaRefused, quota_status, remove_quota, set_quota, update_quota
-from .reservation_calls import ReservationRefused, reserve_resources, unreserve_resources
+from .reservation_calls import (ReservationRefused, create_volumes, destroy_volumes, reserve_resources,
+                                unreserve_resources)
 from .scheduler_http import leader_redirect
 
 log = logging.getLogger(__name__)
@@ -45,13 +46,11 @@ JsonDict = dict[str, Any]
 
 # Calls Mesos documents that this master refuses (501), with the reason the answer gives.
 UNSUPPORTED = {
-    "CREATE_VOLUMES": "no persistent volumes yet (reservations are served)",
-    "DESTROY_VOLUMES": "no persistent volumes yet (reservations are served)",
-    "GROW_VOLUME": "no persistent volumes yet (reservations are served)",
-    "SHRINK_VOLUME": "no persistent volumes yet (reservations are served)",
+    "GROW_VOLUME": "a persistent volume keeps the size it was created with (DESTROY and CREATE it again)",
+    "SHRINK_VOLUME": "a persistent volume keeps the size it was created with (DESTROY and CREATE it again)",
 }
 # Calls Mesos answers 202 Accepted (the operation is applied on the agent after the answer).
-ANSWERED_ACCEPTED = frozenset({"RESERVE_RESOURCES", "UNRESERVE_RESOURCES"})
+ANSWERED_ACCEPTED = frozenset({"RESERVE_RESOURCES", "UNRESERVE_RESOURCES", "CREATE_VOLUMES", "DESTROY_VOLUMES"})
 
 
 class OperatorError(Exception):
@@ -101,12 +100,14 @@ class OperatorEndpoint:
             "REACTIVATE_AGENT": lambda body: self._agent_active(body, True),
             "MARK_AGENT_GONE": self._mark_agent_gone,
             "UNRESERVE_RESOURCES": lambda body: unreserve_resources(self.m, body),
+            "DESTROY_VOLUMES": lambda body: destroy_volumes(self.m, body),
         }
-        # Calls checked against who asks: TEARDOWN (ACL teardown_frameworks), RESERVE_RESOURCES (a
-        # reservation's principal must be who asks).
+        # Calls checked against who asks: TEARDOWN (ACL teardown_frameworks), RESERVE_RESOURCES and
+        # CREATE_VOLUMES (a reservation's or volume's principal must be who asks).
         self.handlers_by_principal: dict[str, Callable[[JsonDict, str | None], JsonDict | None]] = {
             "TEARDOWN": self._teardown,
             "RESERVE_RESOURCES": lambda body, principal: reserve_resources(self.m, body, principal),
+            "CREATE_VOLUMES": lambda body, principal: create_volumes(self.m, body, principal),
         }
 
     async def handle(self, request: web.Request) -> web.StreamResponse:

@@ -1,4 +1,5 @@
-"""The operator API's RESERVE_RESOURCES and UNRESERVE_RESOURCES on the master, with Mesos 1.12's answers.
+"""The operator API's RESERVE/UNRESERVE_RESOURCES and CREATE/DESTROY_VOLUMES on the master, with Mesos 1.12's
+answers.
 
 The operation is checked (reservation_ops.py), then the resources must be on
 the agent and not in use: free, or held in outstanding offers, which are
@@ -7,7 +8,8 @@ reservation. What is not there gets 409 Conflict with Mesos's text
 ("<available> does not contain <wanted>"). Done, it answers 202 Accepted:
 the agent is told to keep the reservation (CHECKPOINT_RESOURCES), and it
 reports it to any master it registers with later, so a reservation outlives
-a master failover.
+a master failover. A persistent volume is a directory the agent makes for
+it, kept until DESTROY.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from scylla_singa.mesos.api.fields import value
 from scylla_singa.mesos.api.resources import Resources
 from .master_core import Master
 from .master_records import AgentRec
-from .reservation_ops import OperationInvalid, reserve, unreserve
+from .reservation_ops import OperationInvalid, create, destroy, reserve, unreserve, volume_conflict
 
 JsonDict = dict[str, Any]
 
@@ -54,6 +56,40 @@ def unreserve_resources(m: Master, body: JsonDict) -> None:
     _free_on_agent(m, agent, before)
     m.convert_resources(agent.id, before, after)
     m.schedule_allocation()
+
+
+def create_volumes(m: Master, body: JsonDict, principal: str | None) -> None:
+    """CREATE_VOLUMES: make persistent volumes of an agent's reserved disk."""
+    agent = _agent(m, body)
+    try:
+        before, after = create(body.get("volumes"), principal)
+        conflict = volume_conflict("CREATE", after, agent.total, _in_use(agent))
+        if conflict:
+            raise OperationInvalid(conflict)
+    except OperationInvalid as exc:
+        raise ReservationRefused(400, _invalid("CREATE", agent, exc)) from None
+    _free_on_agent(m, agent, before)
+    m.convert_resources(agent.id, before, after)
+    m.schedule_allocation()
+
+
+def destroy_volumes(m: Master, body: JsonDict) -> None:
+    """DESTROY_VOLUMES: turn persistent volumes back into reserved disk; the agent removes their data."""
+    agent = _agent(m, body)
+    try:
+        before, after = destroy(body.get("volumes"))
+        conflict = volume_conflict("DESTROY", before, agent.total, _in_use(agent))
+        if conflict:
+            raise OperationInvalid(conflict)
+    except OperationInvalid as exc:
+        raise ReservationRefused(400, f"Invalid DESTROY operation: {exc}") from None
+    _free_on_agent(m, agent, before)
+    m.convert_resources(agent.id, before, after)
+    m.schedule_allocation()
+
+
+def _in_use(agent: AgentRec) -> Resources:
+    return sum((t.resources for t in agent.tasks.values()), Resources())
 
 
 def _agent(m: Master, body: JsonDict) -> AgentRec:

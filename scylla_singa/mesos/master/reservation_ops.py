@@ -1,15 +1,20 @@
-"""RESERVE and UNRESERVE as values: what an operation takes from an agent and what it puts back.
+"""RESERVE, UNRESERVE, CREATE and DESTROY as values: what an operation takes from an agent and what it puts
+back.
 
 Pure (no master state): the scheduler's ACCEPT and the operator API's
-RESERVE_RESOURCES / UNRESERVE_RESOURCES both check an operation here and get
-`(before, after)`, the resources it replaces and their replacement (the same
-amounts, reserved or not), which the master then applies to the agent
+RESERVE/UNRESERVE_RESOURCES and CREATE/DESTROY_VOLUMES all check an
+operation here and get `(before, after)`, the resources it replaces and
+their replacement (the same amounts, reserved or not, a volume or not),
+which the master then applies to the agent
 (master_core.Master.convert_resources). Texts follow Mesos 1.12's where it
-has one ("Resource cpus:0.5 is not dynamically reserved").
+has one ("Resource cpus:0.5 is not dynamically reserved"). What needs the
+agent's state (a volume id already there, a volume in use) the master
+checks (`volume_conflict`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -45,6 +50,66 @@ def unreserve(items: Any) -> tuple[Resources, Resources]:
     return before, before.unreserved_form()
 
 
+def create(items: Any, principal: str | None, roles: Iterable[str] | None = None) -> tuple[Resources, Resources]:
+    """(the reserved disk taken, the persistent volumes put back) of a CREATE of `items`.
+
+    Each item must be a read-write persistent volume on dynamically reserved disk (the parse refuses an
+    unreserved one), with an id and a relative container path that stay inside the agent's volume directory
+    and the task's sandbox; its principal, when given, must be who asks."""
+    after = _parsed(items, "CREATE")
+    ids: set[str] = set()
+    for piece, reservation in _pieces(items):
+        volumes = piece.volumes()
+        if not volumes:
+            raise OperationInvalid(f"Not a persistent volume: Resource {piece} does not have DiskInfo")
+        volume = volumes[0][0]
+        if volume.mode != "RW":
+            raise OperationInvalid("Not a persistent volume: Read-only persistent volume not supported")
+        if volume.id in ids:
+            raise OperationInvalid(f"Persistence ID '{volume.id}' is not unique")
+        ids.add(volume.id)
+        for what, name in (("Persistence ID", volume.id), ("Role", reservation.role if reservation else "")):
+            if not _PATH_PART.fullmatch(name) or name in (".", ".."):
+                raise OperationInvalid(f"{what} '{name}' must be letters, digits, '.', '_' or '-' (it names a "
+                                       "directory on the agent)")
+        if ".." in volume.container_path.split("/"):
+            raise OperationInvalid(f"Volume container path '{volume.container_path}' must not contain '..'")
+        if principal is not None and volume.principal not in (None, principal):
+            raise OperationInvalid(f"Persistent volume {volume.id} names principal '{volume.principal}', but the "
+                                   f"request comes from principal '{principal}'")
+        allowed = None if roles is None else set(roles)
+        if allowed is not None and reservation is not None and reservation.role not in allowed:
+            raise OperationInvalid(f"Resource {piece} is reserved for role '{reservation.role}', which is not "
+                                   f"one of this framework's roles ({', '.join(sorted(allowed))})")
+    return after.without_volumes(), after
+
+
+def destroy(items: Any) -> tuple[Resources, Resources]:
+    """(the persistent volumes taken, the reserved disk put back) of a DESTROY of `items`."""
+    before = _parsed(items, "DESTROY")
+    for piece, _ in _pieces(items):
+        if not piece.volumes():
+            raise OperationInvalid(f"Not a persistent volume: Resource {piece} does not have DiskInfo")
+    return before, before.without_volumes()
+
+
+def volume_conflict(kind: str, volumes: Resources, on_agent: Resources, in_use: Resources) -> str | None:
+    """Why a CREATE or DESTROY of `volumes` cannot apply to an agent holding `on_agent` (of which tasks use
+    `in_use`), or None: Mesos's texts."""
+    if kind == "CREATE":
+        there = {v.id for v, _, _ in on_agent.volumes()}
+        taken = [v.id for v, _, _ in volumes.volumes() if v.id in there]
+        return f"Persistence ID '{taken[0]}' is not unique" if taken else None
+    if not on_agent.contains(volumes):
+        return "Persistent volumes not found"
+    used = {v.id for v, _, _ in in_use.volumes()}
+    busy = [v.id for v, _, _ in volumes.volumes() if v.id in used]
+    return f"Persistent volumes in use: {', '.join(busy)}" if busy else None
+
+
+_PATH_PART = re.compile(r"[A-Za-z0-9._-]+")
+
+
 def _each_dynamic(items: Any, kind: str) -> Resources:
     if not isinstance(items, list) or not items:
         raise OperationInvalid(f"a {kind} operation needs the resources it applies to ('resources': [...])")
@@ -64,7 +129,9 @@ def _pieces(items: list[Any]) -> list[tuple[Resources, Reservation | None]]:
     return out
 
 
-def _parsed(items: list[Any]) -> Resources:
+def _parsed(items: Any, kind: str | None = None) -> Resources:
+    if kind is not None and (not isinstance(items, list) or not items):
+        raise OperationInvalid(f"a {kind} operation needs the volumes it applies to ('volumes': [...])")
     try:
         return Resources.from_json(items)
     except ResourceError as exc:

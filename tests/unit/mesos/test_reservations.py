@@ -1,9 +1,11 @@
-"""Reservations as values: Resources with reserved parts (JSON in both of Mesos's forms, text, folding),
-RESERVE/UNRESERVE checks (reservation_ops), and the allocator offering a role's reservations to that role
-only (table-driven and a Hypothesis property)."""
+"""Reservations and persistent volumes as values: Resources with reserved parts (JSON in both of Mesos's forms,
+text, folding), RESERVE/UNRESERVE/CREATE/DESTROY checks (reservation_ops), the allocator offering a role's
+reservations to that role only (table-driven and a Hypothesis property), and the agent's volume directories."""
 
 from __future__ import annotations
 
+import re
+import stat
 from typing import Any
 
 import pytest
@@ -13,7 +15,9 @@ from hypothesis import strategies as st
 from scylla_singa.mesos.api.reservations import Reservation
 from scylla_singa.mesos.api.resources import ResourceError, Resources, with_checkpointed
 from scylla_singa.mesos.master.allocator import HierarchicalAllocator
-from scylla_singa.mesos.master.reservation_ops import OperationInvalid, reserve, unreserve
+from scylla_singa.mesos.agent import persistent_volumes
+from scylla_singa.mesos.master.reservation_ops import (OperationInvalid, create, destroy, reserve, unreserve,
+                                                       volume_conflict)
 
 
 def _scalar(name: str, amount: float, **fields: Any) -> dict[str, Any]:
@@ -162,3 +166,63 @@ def test_reservations_never_change_the_totals_nor_reach_another_role(ops: list[t
             held[fw] = Resources()
         everything = allocator.free("a1") + held["f-ml"] + held["f-batch"]
         assert everything.amounts == {"cpus": 4.0, "mem": 1024.0}
+
+
+# ---- persistent volumes -------------------------------------------------------
+
+def _volume(volume_id: str, path: str = "data", size: float = 64, role: str = "ml",
+            mode: str = "RW") -> dict[str, Any]:
+    return _scalar("disk", size, reservations=_dynamic(role), disk={"persistence": {"id": volume_id},
+                                                                    "volume": {"mode": mode, "container_path": path}})
+
+
+def test_a_volume_is_a_resource_of_its_own_made_of_reserved_disk() -> None:
+    before, after = create([_volume("v1")], None)
+    assert before.amounts == after.amounts == {"disk": 64.0}
+    assert str(after) == "disk(reservations: [(DYNAMIC,ml)])[v1:data]:64"
+    assert Resources.from_json(after.to_json()) == after and after.without_volumes() == before
+    assert destroy(after.to_json()) == (after, before)
+    ((volume, reservation, size),) = after.volumes()
+    assert (volume.id, volume.container_path, reservation.role, size) == ("v1", "data", "ml", 64.0)
+
+
+@pytest.mark.parametrize("items, message", [
+    ([_scalar("disk", 1, reservations=_dynamic("ml"))], "does not have DiskInfo"),
+    ([_volume("ro", mode="RO")], "Read-only persistent volume not supported"),
+    ([_volume("v1"), _volume("v1", "other")], "Persistence ID 'v1' is not unique"),
+    ([_volume("../etc")], "must be letters, digits"),
+    ([_volume("v1", role="a b")], "must be letters, digits"),
+    ([_volume("v1", "../../escape")], "must not contain '..'"),
+    ([_scalar("disk", 1, disk={"persistence": {"id": "u"}, "volume": {"mode": "RW", "container_path": "x"}})],
+     "Persistent volumes cannot be created from unreserved resources"),
+    ([], "needs the volumes"),
+])
+def test_bad_volumes_are_refused_with_the_reason(items: list, message: str) -> None:
+    with pytest.raises(OperationInvalid, match=re.escape(message)):
+        create(items, None)
+
+
+def test_what_the_agent_holds_decides_a_create_or_destroy() -> None:
+    _, volume = create([_volume("v1")], None)
+    assert volume_conflict("CREATE", volume, volume, Resources()) == "Persistence ID 'v1' is not unique"
+    assert volume_conflict("CREATE", volume, Resources(), Resources()) is None
+    assert volume_conflict("DESTROY", volume, Resources(), Resources()) == "Persistent volumes not found"
+    assert volume_conflict("DESTROY", volume, volume, volume) == "Persistent volumes in use: v1"
+    assert volume_conflict("DESTROY", volume, volume, Resources()) is None
+
+
+def test_the_agent_makes_and_removes_volume_directories_and_mounts_what_it_holds(tmp_path) -> None:
+    _, held = create([_volume("v1", "ckpt")], None)
+    persistent_volumes.sync(tmp_path, [], held.to_json())
+    directory = tmp_path / "volumes" / "roles" / "ml" / "v1"
+    assert directory.is_dir() and stat.S_IMODE(directory.stat().st_mode) == 0o750
+    (mount,) = persistent_volumes.mounts_for({"resources": held.to_json()}, tmp_path, held.to_json())
+    assert (mount.directory, mount.container_path, mount.read_only) == (directory, "ckpt", False)
+    _, other = create([_volume("v2")], None)
+    with pytest.raises(persistent_volumes.VolumeUnusable, match="persistent volume v2 .* is not on this agent"):
+        persistent_volumes.mounts_for({"resources": other.to_json()}, tmp_path, held.to_json())
+    (directory / "data").write_text("kept")
+    persistent_volumes.sync(tmp_path, held.to_json(), [])
+    assert not directory.exists()
+    with pytest.raises(ValueError):
+        persistent_volumes.volume_dir(tmp_path, "ml", "..")

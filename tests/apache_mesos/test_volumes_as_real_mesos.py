@@ -1,0 +1,75 @@
+"""CREATE_VOLUMES and DESTROY_VOLUMES: the same sequence against a live Apache Mesos 1.12 master with one agent
+and ours with one agent of the same resources. Every answer (status and text, the agent's id, pid and hostname
+put aside), and what `/master/state`, `/roles`, GET_AGENTS and the agent's `/state` then show, must be the same.
+
+Not in the sequence: a container path with '..' (ours refuses it: it would leave the sandbox) and DESTROY of a
+volume a task uses (tests/mesos/test_reservations.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from scylla_singa.mesos.embedded import EmbeddedMesos
+
+from tests.support.scylla_home import scylla_home_at
+
+from .operator_sequence import answered_and_shown, differences
+from .real_mesos import MesosProcess
+
+RESOURCES = "cpus:2;mem:1024;disk:1024;ports:[31000-31100]"   # the real agent's (real_mesos.start_agent)
+DYNAMIC = [{"type": "DYNAMIC", "role": "ml", "principal": "ops"}]
+
+
+def _disk(size: float, **fields: Any) -> dict[str, Any]:
+    return {"name": "disk", "type": "SCALAR", "scalar": {"value": size}, **fields}
+
+
+def _volume(volume_id: str, path: str = "data", size: float = 64, mode: str = "RW") -> dict[str, Any]:
+    return _disk(size, reservations=DYNAMIC, disk={"persistence": {"id": volume_id, "principal": "ops"},
+                                                   "volume": {"mode": mode, "container_path": path}})
+
+
+def _call(kind: str, agent_id: str, key: str, items: list[dict]) -> dict[str, Any]:
+    return {"type": kind, kind.lower(): {"agent_id": {"value": agent_id}, key: items}}
+
+
+def _sequence(agent_id: str) -> list[tuple[str, dict[str, Any]]]:
+    def create(*volumes: dict) -> dict[str, Any]:
+        return _call("CREATE_VOLUMES", agent_id, "volumes", list(volumes))
+
+    def destroy(*volumes: dict) -> dict[str, Any]:
+        return _call("DESTROY_VOLUMES", agent_id, "volumes", list(volumes))
+    return [
+        ("reserve disk", _call("RESERVE_RESOURCES", agent_id, "resources", [_disk(128, reservations=DYNAMIC)])),
+        ("create", create(_volume("v1"))),
+        ("create the same id", create(_volume("v1"))),
+        ("create more than is reserved", create(_volume("v3", size=500))),
+        ("create of unreserved disk", create(_disk(10, disk={"persistence": {"id": "u1"},
+                                                            "volume": {"mode": "RW", "container_path": "x"}}))),
+        ("create without DiskInfo", create(_disk(10, reservations=DYNAMIC))),
+        ("create without a volume", create(_disk(10, reservations=DYNAMIC, disk={"persistence": {"id": "n1"}}))),
+        ("create read-only", create(_volume("ro", "ro", 10, "RO"))),
+        ("destroy an unknown volume", destroy(_volume("nope"))),
+        ("destroy", destroy(_volume("v1"))),
+        ("destroy again", destroy(_volume("v1"))),
+    ]
+
+
+@pytest.fixture(scope="module")
+def our_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedMesos]:
+    with scylla_home_at(tmp_path_factory.mktemp("home")):
+        # insecure like the real master of these tests (started without HTTP authentication)
+        cluster = EmbeddedMesos([{"resources": RESOURCES}], simulate=True, insecure=True).start()
+        yield cluster
+        cluster.stop()
+
+
+def test_volumes_are_answered_and_shown_as_mesos_does(real_master: MesosProcess, real_agent: MesosProcess,
+                                                     our_cluster: EmbeddedMesos) -> None:
+    real = answered_and_shown(real_master.address, real_agent.address, _sequence, show_before={"destroy"})
+    ours = answered_and_shown(our_cluster.master_address, our_cluster.agent_addresses[0], _sequence,
+                              show_before={"destroy"})
+    assert not differences(real, ours), differences(real, ours)
