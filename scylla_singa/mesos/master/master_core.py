@@ -45,9 +45,9 @@ from .registration_lifecycles import (FRAMEWORK_TABLE, ActivateFramework, Cancel
 CALLS = frozenset({"SUBSCRIBE", "TEARDOWN", "ACCEPT", "DECLINE", "ACCEPT_INVERSE_OFFERS", "DECLINE_INVERSE_OFFERS",
                    "REVIVE", "KILL", "SHUTDOWN", "ACKNOWLEDGE", "ACKNOWLEDGE_OPERATION_STATUS", "RECONCILE",
                    "RECONCILE_OPERATIONS", "MESSAGE", "REQUEST", "SUPPRESS", "UPDATE_FRAMEWORK"})
-# Calls this master accepts (202) and does nothing about: its operations (LAUNCH, LAUNCH_GROUP, RESERVE,
-# UNRESERVE, CREATE, DESTROY) carry no operation id, so there is no operation status to acknowledge. Listed, so that no other call can end up doing nothing by
-# mistake.
+# Calls this master accepts (202) and does nothing about: it keeps no operation status (an operation's id is
+# not followed: no UPDATE_OPERATION_STATUS), so there is none to acknowledge. Listed, so that no other call can
+# end up doing nothing by mistake.
 CALLS_WITHOUT_EFFECT = frozenset({"ACKNOWLEDGE_OPERATION_STATUS"})
 
 

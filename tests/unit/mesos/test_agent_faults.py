@@ -85,8 +85,8 @@ def test_a_swarm_worker_does_not_list_the_overlays_it_has_no_containers_on() -> 
         image = SimpleNamespace(id="sha256:1", attrs={"Config": {"User": "1000"}})   # a non-root USER
         return SimpleNamespace(images=SimpleNamespace(get=lambda name: image),
                                networks=SimpleNamespace(get=missing), info=lambda: {"Swarm": role})
-    spec = SimpleNamespace(force_pull=False, persistent=[], volumes={}, image="singa:latest", user_network=True, network="scylla-job",
-                           user=None)
+    spec = SimpleNamespace(force_pull=False, persistent=[], volumes={}, image="singa:latest", user_network=True,
+                           network="scylla-job", user=None)
     worker = DockerRunner(client({"LocalNodeState": "active", "ControlAvailable": False}), [])  # type: ignore
     alone = DockerRunner(client({"LocalNodeState": "inactive"}), [])  # type: ignore[arg-type]
     try:
