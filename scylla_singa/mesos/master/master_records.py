@@ -79,8 +79,12 @@ class TaskRec:
     executor_id: str = ""             # its executor's id; "" for a command task (as Mesos's /state writes)
 
     def record(self, status: dict[str, Any]) -> None:
+        """The task's latest status. One of the same state as the last one replaces it (a resent update, a
+        health change), as Mesos's master keeps `statuses`: one entry per state change."""
         self.state = status["state"]
         self.status = status
+        if self.statuses and self.statuses[-1].get("state") == status["state"]:
+            self.statuses.pop()
         self.statuses.append(status)
         del self.statuses[:-MAX_STATUSES]
 
