@@ -14,6 +14,10 @@ import pytest
 from scylla_singa.common.waiting import wait_until
 from scylla_singa.mesos.api.codec import MASTER_OPERATOR, MediaType
 
+from scylla_singa.mesos.embedded import EmbeddedMesos
+from tests.support.scylla_home import scylla_home_at
+
+from .operator_sequence import ONE_AGENT_RESOURCES
 from .real_mesos import MISSING_MESOS, MesosProcess, mesos_home, operator_call, start_agent, start_master
 
 
@@ -49,3 +53,13 @@ def real_agent(mesos_install: Path, real_master: MesosProcess,
     wait_until(registered, 30, f"the agent on port {agent.port} to register with the master")
     yield agent
     agent.stop()
+
+
+@pytest.fixture(scope="module")
+def our_one_agent_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedMesos]:
+    """Our master with one simulated agent of the real agent's resources, insecure like the real master of
+    these tests (started without HTTP authentication)."""
+    with scylla_home_at(tmp_path_factory.mktemp("home")):
+        cluster = EmbeddedMesos([{"resources": ONE_AGENT_RESOURCES}], simulate=True, insecure=True).start()
+        yield cluster
+        cluster.stop()

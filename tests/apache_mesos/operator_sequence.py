@@ -11,6 +11,8 @@ from typing import Any
 import requests
 
 Sequence = Callable[[str], list[tuple[str, dict[str, Any]]]]
+# The resources of real_mesos.start_agent's agent, which our one-agent cluster (conftest.py) is given too.
+ONE_AGENT_RESOURCES = "cpus:2;mem:1024;disk:1024;ports:[31000-31100]"
 
 
 def master_agent(address: str) -> dict[str, Any]:
@@ -34,6 +36,13 @@ def answered_and_shown(master: str, agent_address: str, sequence: Sequence,
     for own, placeholder in ((agent["pid"], "PID"), (agent["id"], "AGENT"), (f"({agent['hostname']})", "(HOST)")):
         text = text.replace(own, placeholder)
     return json.loads(text)
+
+
+def compare(real: tuple[str, str], ours: tuple[str, str], sequence: Sequence,
+            show_before: Collection[str] = ()) -> str:
+    """Where the records of the sequence on the real (master, agent) and on ours differ ('' when they do not)."""
+    return differences(answered_and_shown(*real, sequence, show_before), answered_and_shown(*ours, sequence,
+                                                                                            show_before))
 
 
 def differences(real: list[tuple[str, Any]], ours: list[tuple[str, Any]]) -> str:

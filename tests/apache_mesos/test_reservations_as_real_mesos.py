@@ -4,19 +4,13 @@ and hostname put aside), and what `/master/state`, `/roles` and GET_AGENTS then 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 from scylla_singa.mesos.embedded import EmbeddedMesos
 
-from tests.support.scylla_home import scylla_home_at
-
-from .operator_sequence import answered_and_shown, differences
+from .operator_sequence import compare
 from .real_mesos import MesosProcess
 
-RESOURCES = "cpus:2;mem:1024;disk:1024;ports:[31000-31100]"   # the real agent's (real_mesos.start_agent)
 CPUS = {"name": "cpus", "type": "SCALAR", "scalar": {"value": 1}, "reservations": [{"type": "DYNAMIC", "role": "ml"}]}
 MEM = {"name": "mem", "type": "SCALAR", "scalar": {"value": 256}, "reservations": [
     {"type": "DYNAMIC", "role": "ml", "principal": "ops", "labels": {"labels": [{"key": "k", "value": "v"}]}}]}
@@ -45,18 +39,8 @@ def _sequence(agent_id: str) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-@pytest.fixture(scope="module")
-def our_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedMesos]:
-    with scylla_home_at(tmp_path_factory.mktemp("home")):
-        # insecure like the real master of these tests (started without HTTP authentication)
-        cluster = EmbeddedMesos([{"resources": RESOURCES}], simulate=True, insecure=True).start()
-        yield cluster
-        cluster.stop()
-
-
 def test_reservations_are_answered_and_shown_as_mesos_does(real_master: MesosProcess, real_agent: MesosProcess,
-                                                          our_cluster: EmbeddedMesos) -> None:
-    real = answered_and_shown(real_master.address, real_agent.address, _sequence, show_before={"unreserve"})
-    ours = answered_and_shown(our_cluster.master_address, our_cluster.agent_addresses[0], _sequence,
-                              show_before={"unreserve"})
-    assert not differences(real, ours), differences(real, ours)
+                                                          our_one_agent_cluster: EmbeddedMesos) -> None:
+    ours = (our_one_agent_cluster.master_address, our_one_agent_cluster.agent_addresses[0])
+    found = compare((real_master.address, real_agent.address), ours, _sequence, show_before={"unreserve"})
+    assert not found, found

@@ -30,7 +30,7 @@ from .master_records import CallError, FrameworkRec, MasterConfig, OfferRec, Out
 from .launch_validation import LaunchInvalid, check_launch
 from .master_metrics import count_terminal
 from .quota import Quota
-from .reservation_ops import OperationInvalid, create, destroy, reserve, unreserve, volume_conflict
+from .reservation_ops import OperationInvalid, conversion
 from .inverse_offers import InverseOffers
 from .maintenance import Maintenance
 from .operator_events import OperatorEvents
@@ -508,19 +508,10 @@ class Master:
         """A RESERVE, UNRESERVE, CREATE or DESTROY of an ACCEPT, against what is left of its offers; an invalid
         one is dropped (logged), as Mesos drops it, and a LAUNCH that needed it then fails on its resources."""
         kind = op["type"]
-        body = op.get(kind.lower()) or {}
+        agent = self.agent_registry.agents[agent_id]
         try:
-            if kind in ("RESERVE", "UNRESERVE"):
-                before, after = (reserve(body.get("resources"), fw.principal, {fw.role}) if kind == "RESERVE"
-                                 else unreserve(body.get("resources")))
-            else:
-                before, after = (create(body.get("volumes"), fw.principal, {fw.role}) if kind == "CREATE"
-                                 else destroy(body.get("volumes")))
-                agent = self.agent_registry.agents[agent_id]
-                conflict = volume_conflict(kind, after if kind == "CREATE" else before, agent.total,
-                                           sum((t.resources for t in agent.tasks.values()), Resources()))
-                if conflict:
-                    raise OperationInvalid(conflict)
+            before, after = conversion(kind, op.get(kind.lower()) or {}, fw.principal, {fw.role}, agent.total,
+                                       sum((t.resources for t in agent.tasks.values()), Resources()))
             if not remaining.contains(before):
                 raise OperationInvalid(f"{remaining} does not contain {before}")
         except OperationInvalid as exc:

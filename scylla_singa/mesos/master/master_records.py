@@ -14,7 +14,7 @@ MAX_STATUSES = 8
 
 
 class CallError(Exception):
-    """A scheduler call refused with an HTTP status (400, 403, ...) and Mesos's text message."""
+    """A scheduler or operator call refused with an HTTP status (400, 403, 409, ...) and Mesos's text."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)

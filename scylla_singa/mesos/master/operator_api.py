@@ -33,12 +33,12 @@ from scylla_singa.mesos.api.http_answers import CallRefused, answer_media_type, 
 from . import operator_v1
 from scylla_singa.mesos.api.event_stream import EventStream
 from .master_core import Master
+from .master_records import CallError
 from .master_metrics import metrics_json
 from .maintenance import MaintenanceInvalid
 from .maintenance_calls import start_maintenance, stop_maintenance, update_schedule
 from .quota_calls import QuotaRefused, quota_status, remove_quota, set_quota, update_quota
-from .reservation_calls import (ReservationRefused, create_volumes, destroy_volumes, reserve_resources,
-                                unreserve_resources)
+from .reservation_calls import create_volumes, destroy_volumes, reserve_resources, unreserve_resources
 from .scheduler_http import leader_redirect
 
 log = logging.getLogger(__name__)
@@ -136,7 +136,7 @@ class OperatorEndpoint:
             else:
                 assert handler is not None
                 payload = handler(body)
-        except (OperatorError, QuotaRefused, ReservationRefused) as exc:
+        except (OperatorError, QuotaRefused, CallError) as exc:
             return text(exc.status, exc.message)
         except MaintenanceInvalid as exc:
             return text(400, str(exc))

@@ -1,5 +1,5 @@
 """The operator API's RESERVE/UNRESERVE_RESOURCES and CREATE/DESTROY_VOLUMES on the master, with Mesos 1.12's
-answers.
+answers (a refusal is a CallError with Mesos's status and text).
 
 The operation is checked (reservation_ops.py), then the resources must be on
 the agent and not in use: free, or held in outstanding offers, which are
@@ -19,88 +19,45 @@ from typing import Any
 from scylla_singa.mesos.api.fields import value
 from scylla_singa.mesos.api.resources import Resources
 from .master_core import Master
-from .master_records import AgentRec
-from .reservation_ops import OperationInvalid, create, destroy, reserve, unreserve, volume_conflict
+from .master_records import AgentRec, CallError
+from .reservation_ops import OperationInvalid, conversion
 
 JsonDict = dict[str, Any]
 
 
-class ReservationRefused(Exception):
-    """A reservation call refused: HTTP status and Mesos's text."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
 def reserve_resources(m: Master, body: JsonDict, principal: str | None) -> None:
     """RESERVE_RESOURCES: reserve an agent's unreserved resources for a role."""
-    agent = _agent(m, body)
-    try:
-        before, after = reserve(body.get("resources"), principal)
-    except OperationInvalid as exc:
-        raise ReservationRefused(400, _invalid("RESERVE", agent, exc)) from None
-    _free_on_agent(m, agent, before)
-    m.convert_resources(agent.id, before, after)
-    m.schedule_allocation()
+    _apply(m, body, "RESERVE", principal)
 
 
 def unreserve_resources(m: Master, body: JsonDict) -> None:
     """UNRESERVE_RESOURCES: give an agent's dynamically reserved resources back to every role."""
-    agent = _agent(m, body)
-    try:
-        before, after = unreserve(body.get("resources"))
-    except OperationInvalid as exc:
-        raise ReservationRefused(400, _invalid("UNRESERVE", agent, exc)) from None
-    _free_on_agent(m, agent, before)
-    m.convert_resources(agent.id, before, after)
-    m.schedule_allocation()
+    _apply(m, body, "UNRESERVE", None)
 
 
 def create_volumes(m: Master, body: JsonDict, principal: str | None) -> None:
     """CREATE_VOLUMES: make persistent volumes of an agent's reserved disk."""
-    agent = _agent(m, body)
-    try:
-        before, after = create(body.get("volumes"), principal)
-        conflict = volume_conflict("CREATE", after, agent.total, _in_use(agent))
-        if conflict:
-            raise OperationInvalid(conflict)
-    except OperationInvalid as exc:
-        raise ReservationRefused(400, _invalid("CREATE", agent, exc)) from None
-    _free_on_agent(m, agent, before)
-    m.convert_resources(agent.id, before, after)
-    m.schedule_allocation()
+    _apply(m, body, "CREATE", principal)
 
 
 def destroy_volumes(m: Master, body: JsonDict) -> None:
     """DESTROY_VOLUMES: turn persistent volumes back into reserved disk; the agent removes their data."""
-    agent = _agent(m, body)
+    _apply(m, body, "DESTROY", None)
+
+
+def _apply(m: Master, body: JsonDict, kind: str, principal: str | None) -> None:
+    agent = m.agent_registry.agents.get(value(body.get("agent_id")) or "")
+    if agent is None:
+        raise CallError(400, "No agent found with specified ID")
+    in_use = sum((t.resources for t in agent.tasks.values()), Resources())
     try:
-        before, after = destroy(body.get("volumes"))
-        conflict = volume_conflict("DESTROY", before, agent.total, _in_use(agent))
-        if conflict:
-            raise OperationInvalid(conflict)
+        before, after = conversion(kind, body, principal, None, agent.total, in_use)
     except OperationInvalid as exc:
-        raise ReservationRefused(400, f"Invalid DESTROY operation: {exc}") from None
+        where = "" if kind == "DESTROY" else f" on agent {agent.id} at {agent.pid} ({agent.hostname})"
+        raise CallError(400, f"Invalid {kind} operation{where}: {exc}") from None
     _free_on_agent(m, agent, before)
     m.convert_resources(agent.id, before, after)
     m.schedule_allocation()
-
-
-def _in_use(agent: AgentRec) -> Resources:
-    return sum((t.resources for t in agent.tasks.values()), Resources())
-
-
-def _agent(m: Master, body: JsonDict) -> AgentRec:
-    agent = m.agent_registry.agents.get(value(body.get("agent_id")) or "")
-    if agent is None:
-        raise ReservationRefused(400, "No agent found with specified ID")
-    return agent
-
-
-def _invalid(kind: str, agent: AgentRec, exc: OperationInvalid) -> str:
-    return f"Invalid {kind} operation on agent {agent.id} at {agent.pid} ({agent.hostname}): {exc}"
 
 
 def _free_on_agent(m: Master, agent: AgentRec, wanted: Resources) -> None:
@@ -111,6 +68,6 @@ def _free_on_agent(m: Master, agent: AgentRec, wanted: Resources) -> None:
         return
     offered = sum((m.offers[o].resources for o in agent.offers if o in m.offers), Resources())
     if not (free + offered).contains(wanted):
-        raise ReservationRefused(409, f"{free + offered} does not contain {wanted}")
+        raise CallError(409, f"{free + offered} does not contain {wanted}")
     for offer_id in list(agent.offers):
         m.remove_offer(offer_id, rescind=True, recover=True)

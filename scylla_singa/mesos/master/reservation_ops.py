@@ -93,6 +93,23 @@ def destroy(items: Any) -> tuple[Resources, Resources]:
     return before, before.without_volumes()
 
 
+def conversion(kind: str, operation: dict[str, Any], principal: str | None, roles: Iterable[str] | None,
+               on_agent: Resources, in_use: Resources) -> tuple[Resources, Resources]:
+    """(before, after) of a RESERVE, UNRESERVE, CREATE or DESTROY whose payload is `operation` (its
+    `resources` or `volumes`), checked alone and against the agent (holding `on_agent`, of which its tasks
+    use `in_use`); OperationInvalid says why not. `principal`: who asks; `roles`: a framework's roles."""
+    if kind == "RESERVE":
+        return reserve(operation.get("resources"), principal, roles)
+    if kind == "UNRESERVE":
+        return unreserve(operation.get("resources"))
+    before, after = (create(operation.get("volumes"), principal, roles) if kind == "CREATE"
+                     else destroy(operation.get("volumes")))
+    conflict = volume_conflict(kind, after if kind == "CREATE" else before, on_agent, in_use)
+    if conflict:
+        raise OperationInvalid(conflict)
+    return before, after
+
+
 def volume_conflict(kind: str, volumes: Resources, on_agent: Resources, in_use: Resources) -> str | None:
     """Why a CREATE or DESTROY of `volumes` cannot apply to an agent holding `on_agent` (of which tasks use
     `in_use`), or None: Mesos's texts."""
