@@ -229,19 +229,26 @@ class Resources:
     def scalar(self, name: str) -> float:
         """How much of scalar `name` there is, reserved or not."""
         amount = self.scalars.get(name, 0.0)
-        if any(SEP in k for k in self.scalars):
+        if self.has_reservations():
             amount += sum(v for k, v in self.scalars.items() if k != name and base_name(k) == name)
         return _round(amount)
 
     # ---- reservations ---------------------------------------------------
     def has_reservations(self) -> bool:
-        return any(SEP in k for k in self.scalars) or any(SEP in k for k in self.ranges) or \
-            any(SEP in k for k in self.sets)
+        # plain loops: this runs for every agent of every allocation round
+        for keys in (self.scalars, self.ranges, self.sets):
+            for k in keys:
+                if SEP in k:
+                    return True
+        return False
 
     @property
     def amounts(self) -> dict[str, float]:
         """The scalars by resource name, reserved or not (what sorters and quotas count)."""
-        if not any(SEP in k for k in self.scalars):
+        for k in self.scalars:
+            if SEP in k:
+                break
+        else:
             return self.scalars
         out: dict[str, float] = {}
         for k, v in self.scalars.items():
