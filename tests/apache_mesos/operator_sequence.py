@@ -61,6 +61,7 @@ def _shown(master: str, agent_address: str) -> list[tuple[str, Any]]:
     return [("state", {k: agent[k] for k in ("resources", "reserved_resources", "unreserved_resources")}),
             ("roles", requests.get(f"http://{master}/roles", timeout=10).json()),
             ("total_resources", _sorted(agents[0]["total_resources"])),
+            ("agent_info resources", _sorted(agents[0]["agent_info"]["resources"])),
             ("agent's reserved_resources_full", {role: _sorted(items) for role, items in
                                                  own.get("reserved_resources_full", {}).items()})]
 

@@ -23,6 +23,7 @@ from aiohttp import web
 from scylla_singa.common.home import scylla_home
 from scylla_singa.mesos.api.credentials import Credential
 from scylla_singa.mesos.api.http_auth import OPEN_PATHS, AuthPolicy
+from scylla_singa.mesos.api.reservations import base_name
 from scylla_singa.mesos.api.resources import Resources, parse_attributes
 from .agent_core import AgentCore, AgentInfo
 from .agent_http import AgentHTTP
@@ -56,11 +57,13 @@ def default_resources(work_dir: Path | None = None) -> str:
 
 
 def resources_with_defaults(text: str | None, work_dir: Path | None) -> Resources:
-    """`--resources` text; missing cpus/mem/disk/ports are filled in from the machine."""
+    """`--resources` text; missing cpus/mem/disk/ports are filled in from the machine (a resource given in
+    any role, `cpus(ml):2`, is not missing: as with Mesos's agents, it is all there is of it)."""
     given = Resources.parse(text or "")
     machine = Resources.parse(default_resources(work_dir))
-    scalars = {k: v for k, v in machine.scalars.items() if k not in given.scalars}
-    ranges = {k: v for k, v in machine.ranges.items() if k not in given.ranges}
+    named = {base_name(k) for k in (*given.scalars, *given.ranges)}
+    scalars = {k: v for k, v in machine.scalars.items() if k not in named}
+    ranges = {k: v for k, v in machine.ranges.items() if k not in named}
     return given + Resources(scalars, ranges)
 
 

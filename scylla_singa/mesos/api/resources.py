@@ -11,6 +11,7 @@ Scalars keep three decimals, as Mesos's fixed-point arithmetic does.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -81,7 +82,8 @@ class Resources:
     # ---- construction -------------------------------------------------
     @classmethod
     def parse(cls, text: str) -> Resources:
-        """Mesos's text form, `;`-separated: `cpus:4;mem:8192;ports:[31000-32000];ids:{a,b}`."""
+        """Mesos's text form, `;`-separated: `cpus:4;mem:8192;ports:[31000-32000];ids:{a,b}`; `cpus(ml):2` is
+        statically reserved for role ml, as in an agent's `--resources`."""
         scalars: dict[str, float] = {}
         ranges: dict[str, list[Range]] = {}
         sets: dict[str, set[str]] = {}
@@ -89,7 +91,8 @@ class Resources:
             items = resource_items(text)
         except ResourceTextError as exc:
             raise ResourceError(str(exc)) from None
-        for name, val, part in items:
+        for plain, val, part, role in items:
+            name = plain if role is None else qualify(plain, _static(role, part))
             if val.startswith("["):
                 ranges.setdefault(name, []).extend(_parse_ranges(name, val))
             elif val.startswith("{"):
@@ -260,6 +263,22 @@ class Resources:
         """The same resources with every reservation dropped (what they are once unreserved)."""
         return self._select(lambda key: True, rename=base_name)
 
+    def static_form(self) -> Resources:
+        """What the agent was started with: static reservations kept, dynamic ones and volumes dropped (an
+        agent's AgentInfo.resources)."""
+        def static(key: str) -> str:
+            reservation = split(key)[1]
+            return strip_volume(key) if reservation is not None and reservation.type == "STATIC" else base_name(key)
+        return self._select(lambda key: True, rename=static)
+
+    def made_by_operations(self) -> Resources:
+        """Only what RESERVE and CREATE made (dynamic reservations, persistent volumes): what an agent keeps
+        for the masters, its checkpointed resources (static reservations come from its own flags)."""
+        def made(key: str) -> bool:
+            _, reservation, volume = split(key)
+            return reservation is not None and (reservation.type == "DYNAMIC" or volume is not None)
+        return self._select(made)
+
     def without_volumes(self) -> Resources:
         """The same resources with every persistent volume turned back into the reserved disk it was."""
         return self._select(lambda key: True, rename=strip_volume)
@@ -348,9 +367,10 @@ def with_checkpointed(reported: Resources, checkpointed: Resources) -> Resources
     """An agent's total from what it reports (its unreserved resources) and the reservations it kept
     (checkpointed on the master's word): the reserved amounts replace unreserved ones. Reservations that no
     longer fit (the agent shrank) are dropped, so the total never exceeds the machine."""
-    if checkpointed.is_empty() or not reported.contains(checkpointed.unreserved_form()):
+    base = checkpointed.static_form()   # what the operations were applied to
+    if checkpointed.is_empty() or not reported.contains(base):
         return reported
-    return reported - checkpointed.unreserved_form() + checkpointed
+    return reported - base + checkpointed
 
 
 def _check_scalar(name: str, amount: float) -> None:
@@ -376,6 +396,16 @@ def _order(key: str) -> tuple[int, str, str]:
     known = ("cpus", "gpus", "mem", "disk")
     name = base_name(key)
     return (known.index(name), name, key) if name in known else (len(known), name, key)
+
+
+def _static(role: str, part: str) -> Reservation:
+    if not _ROLE.fullmatch(role) or role in (".", ".."):
+        raise ResourceError(f"bad resource {part!r}: {role!r} is not a role name (letters, digits, '.', '_', "
+                            "'-')")
+    return Reservation(role, "STATIC")
+
+
+_ROLE = re.compile(r"[A-Za-z0-9._-]+")
 
 
 def _qualified(name: str, resource: Mapping[str, Any]) -> str:

@@ -529,7 +529,7 @@ class Master:
         agent.total = agent.total - before + after
         if agent.link is not None:
             agent.link.send({"type": "CHECKPOINT_RESOURCES", "agent_id": agent_id,
-                             "resources": agent.total.reserved().to_json()})
+                             "resources": agent.total.made_by_operations().to_json()})
 
     def _take_offers(self, fw: FrameworkRec, ids: list) -> tuple[list[OfferRec], str | None]:
         """Remove the named offers; (the valid ones, the first error or None)."""

@@ -73,7 +73,7 @@ def agent(m: Master, a: AgentRec) -> JsonDict:
     # JSON (codec.encode_as_mesos keeps it) and not in protobuf, where v1 AgentInfo has no such field.
     info: JsonDict = {"hostname": a.hostname, "port": a.port,
                       "resources": [{k: v for k, v in r.items() if k != "role"}
-                                    for r in a.total.unreserved_form().to_json()],
+                                    for r in a.total.static_form().to_json()],
                       "id": {"value": a.id}, "checkpoint": True}
     if a.attributes:
         info["attributes"] = a.attributes

@@ -53,7 +53,8 @@ def _apply(m: Master, body: JsonDict, kind: str, principal: str | None) -> None:
     try:
         before, after = conversion(kind, body, principal, None, agent.total, in_use)
     except OperationInvalid as exc:
-        where = "" if kind == "DESTROY" else f" on agent {agent.id} at {agent.pid} ({agent.hostname})"
+        # as Mesos words them: RESERVE and CREATE name the agent, UNRESERVE and DESTROY do not
+        where = f" on agent {agent.id} at {agent.pid} ({agent.hostname})" if kind in ("RESERVE", "CREATE") else ""
         raise CallError(400, f"Invalid {kind} operation{where}: {exc}") from None
     _free_on_agent(m, agent, before)
     m.convert_resources(agent.id, before, after)

@@ -226,3 +226,29 @@ def test_the_agent_makes_and_removes_volume_directories_and_mounts_what_it_holds
     assert not directory.exists()
     with pytest.raises(ValueError):
         persistent_volumes.volume_dir(tmp_path, "ml", "..")
+
+
+# ---- static reservations (an agent's --resources) --------------------------------
+
+def test_an_agents_flags_reserve_statically_and_such_a_reservation_is_not_unreserved() -> None:
+    res = Resources.parse("cpus(ml):1;cpus(*):2;mem:64")
+    assert res.reservations() == {None, Reservation("ml", "STATIC")}
+    assert res.amounts == {"cpus": 3.0, "mem": 64.0} and res.offerable_to("batch").amounts == {"cpus": 2.0,
+                                                                                                 "mem": 64.0}
+    with pytest.raises(OperationInvalid, match=re.escape("cpus(reservations: [(STATIC,ml)]):1 is not dynamically")):
+        unreserve(res.reserved("ml").to_json())
+    with pytest.raises(ResourceError, match="not a role name"):
+        Resources.parse("cpus(a b):1")
+
+
+def test_an_agent_keeps_only_what_operations_made_and_gets_it_back_over_its_flags() -> None:
+    flags = Resources.parse("cpus(ml):1;cpus:2;disk(ml):100")
+    _, reserved = reserve([_scalar("cpus", 1, reservations=_dynamic("ml"))], None)
+    _, volume = create([_scalar("disk", 40, role="ml", disk={"persistence": {"id": "v"},
+                                                              "volume": {"mode": "RW", "container_path": "v"}})],
+                       None)
+    total = flags - reserved.unreserved_form() + reserved - volume.without_volumes() + volume
+    kept = total.made_by_operations()
+    assert kept == reserved + volume   # not the static cpus, nor the static disk left
+    assert with_checkpointed(flags, kept) == total
+    assert total.static_form() == flags
