@@ -475,9 +475,17 @@ class _QuotaRound:
 
     def __init__(self, allocator: HierarchicalAllocator) -> None:
         self.a = allocator
+        # As Mesos counts it: a role consumes what it holds and its reservations nobody uses. Reserved
+        # resources are offered to their role whatever its quota, and never count as unallocated for others.
         self.consumed = {role: allocator.role_allocation(role) for role in allocator._quotas}
+        free = [agent.free for agent in allocator._agents.values() if agent.active]
+        for res in free:
+            if res.has_reservations():
+                for role, reserved in res.by_role().items():
+                    if role in self.consumed:
+                        add_amounts(self.consumed[role], reserved.amounts)
         self.headroom = sum_amounts(unmet(q, self.consumed[r]) for r, q in allocator._quotas.items())
-        self.unallocated = sum_amounts(agent.free.amounts for agent in allocator._agents.values() if agent.active)
+        self.unallocated = sum_amounts(_unreserved(res).amounts for res in free)
         self._offers: dict[str, Resources] = {}
 
     def pick(self, free: Resources, flt: dict[str, tuple[float, Resources]] | None) -> tuple[str | None, Resources]:
@@ -503,13 +511,18 @@ class _QuotaRound:
         return True
 
     def granted(self, role: str, offer: Resources) -> None:
+        plain = _unreserved(offer)   # its reservations were counted as consumed already
         quota = self.a._quotas.get(role)
         if quota is not None:
             lacking = unmet(quota, self.consumed[role])
             for k in self.headroom:
-                self.headroom[k] = max(0.0, self.headroom[k] - min(offer.scalar(k), lacking.get(k, 0.0)))
-            add_amounts(self.consumed[role], offer.amounts)
-        add_amounts(self.unallocated, offer.amounts, -1.0)
+                self.headroom[k] = max(0.0, self.headroom[k] - min(plain.scalar(k), lacking.get(k, 0.0)))
+            add_amounts(self.consumed[role], plain.amounts)
+        add_amounts(self.unallocated, plain.amounts, -1.0)
+
+
+def _unreserved(res: Resources) -> Resources:
+    return res.unreserved() if res.has_reservations() else res
 
 
 def _intersect(a: Resources, b: Resources) -> Resources:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from scylla_singa.mesos.api.reservations import Reservation
 from scylla_singa.mesos.api.resources import ResourceError, Resources, with_checkpointed
 from scylla_singa.mesos.master.allocator import HierarchicalAllocator
+from scylla_singa.mesos.master.quota import Quota
 from scylla_singa.mesos.agent import persistent_volumes
 from scylla_singa.mesos.master.reservation_ops import (OperationInvalid, create, destroy, reserve, unreserve,
                                                        volume_conflict)
@@ -252,3 +253,14 @@ def test_an_agent_keeps_only_what_operations_made_and_gets_it_back_over_its_flag
     assert kept == reserved + volume   # not the static cpus, nor the static disk left
     assert with_checkpointed(flags, kept) == total
     assert total.static_form() == flags
+
+
+def test_a_roles_unused_reservations_count_against_its_quota_limit() -> None:
+    """As Mesos counts consumed quota: a role with 2 CPUs reserved and a limit of 3 is offered its 2 reserved
+    and 1 unreserved CPU, not more."""
+    allocator = HierarchicalAllocator(seed=1)
+    _agent_with("ml", allocator)   # 2 of 4 CPUs reserved for ml
+    allocator.set_quota("ml", Quota(limits={"cpus": 3.0}))
+    allocator.add_framework("f-ml", "ml")
+    (grant,) = allocator.allocate(1.0)
+    assert grant.resources.amounts["cpus"] == 3.0 and grant.resources.reserved("ml").amounts == {"cpus": 2.0}
