@@ -124,9 +124,13 @@ class AgentCore:
         log.warning("agent %s refused by the master: %s", self.agent_id, message)
         for task in list(self.tasks.values()):
             self._spawn(self.runner.kill(task, 0.0, lambda event, t=task: self._clean_up_when_ended(t, event)))
+            if self.work_dir:   # nor would a restart recover it, under an id the master removed
+                self._task_file(task).unlink(missing_ok=True)
         self.tasks.clear()
         self.agent_id = None
         self.registered = False
+        if self.work_dir:
+            (self.work_dir / "meta" / "agent.json").unlink(missing_ok=True)
         self._checkpoint([])   # a new agent id starts without reservations
 
     def _checkpoint(self, resources: list[dict[str, Any]]) -> None:

@@ -129,6 +129,31 @@ def test_pending_updates_and_tasks_survive_a_restart(tmp_path) -> None:
     _run(second(_run(first())))
 
 
+def test_a_refused_agent_forgets_its_id_tasks_and_reservations_across_a_restart(tmp_path) -> None:
+    """Removed by the master, the agent kills its tasks and registers anew: a restart after that must not
+    bring back the old id, its tasks (they were killed) nor what the master had reserved for the old id."""
+    async def refused() -> None:
+        runner = StepRunner()
+        core, sent = _core(runner, tmp_path)
+        core.on_registered("a1")
+        core.on_message(_run_task())
+        core.on_message({"type": "CHECKPOINT_RESOURCES", "agent_id": "a1", "resources": [
+            {"name": "cpus", "type": "SCALAR", "scalar": {"value": 1},
+             "reservations": [{"type": "DYNAMIC", "role": "ml"}]}]})
+        await until(lambda: "t1" in runner.emits and sent, "the task to start")
+        core.on_refused("Agent was removed by the master")
+        await core.shutdown(kill=False)
+
+    async def restarted() -> None:
+        core, _ = _core(StepRunner(), tmp_path)
+        await core.recover()
+        assert (core.agent_id, core.tasks, core.checkpointed) == (None, {}, [])
+        assert "agent_id" not in core.registration()["agent"]
+        await core.shutdown(kill=False)
+    _run(refused())
+    _run(restarted())
+
+
 def test_kill_of_framework_tasks_on_shutdown_framework() -> None:
     async def go() -> None:
         runner = StepRunner()
