@@ -1,9 +1,10 @@
-"""CREATE_VOLUMES and DESTROY_VOLUMES: the same sequence against a live Apache Mesos 1.12 master with one agent
+"""CREATE_VOLUMES, GROW_VOLUME, SHRINK_VOLUME and DESTROY_VOLUMES: the same sequence against a live Apache Mesos 1.12 master with one agent
 and ours with one agent of the same resources. Every answer (status and text, the agent's id, pid and hostname
 put aside), and what `/master/state`, `/roles`, GET_AGENTS and the agent's `/state` then show, must be the same.
 
-Not in the sequence: a container path with '..' (ours refuses it: it would leave the sandbox) and DESTROY of a
-volume a task uses (tests/mesos/test_reservations.py)."""
+Not in the sequence: a container path with '..' (ours refuses it: it would leave the sandbox), DESTROY of a
+volume a task uses (tests/mesos/test_reservations.py), and a GROW of more than there is (its 409's text lists
+the volume and the addition in the order Mesos added them, ours in a fixed order)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,14 @@ def _sequence(agent_id: str) -> list[tuple[str, dict[str, Any]]]:
 
     def destroy(*volumes: dict) -> dict[str, Any]:
         return _call("DESTROY_VOLUMES", agent_id, "volumes", list(volumes))
+
+    def grow(volume: dict, addition: dict) -> dict[str, Any]:
+        return {"type": "GROW_VOLUME", "grow_volume": {"agent_id": {"value": agent_id}, "volume": volume,
+                                                       "addition": addition}}
+
+    def shrink(volume: dict, subtract: float) -> dict[str, Any]:
+        return {"type": "SHRINK_VOLUME", "shrink_volume": {"agent_id": {"value": agent_id}, "volume": volume,
+                                                           "subtract": {"value": subtract}}}
     return [
         ("reserve disk", _call("RESERVE_RESOURCES", agent_id, "resources", [_disk(128, reservations=DYNAMIC)])),
         ("create", create(_volume("v1"))),
@@ -46,9 +55,19 @@ def _sequence(agent_id: str) -> list[tuple[str, dict[str, Any]]]:
         ("create without DiskInfo", create(_disk(10, reservations=DYNAMIC))),
         ("create without a volume", create(_disk(10, reservations=DYNAMIC, disk={"persistence": {"id": "n1"}}))),
         ("create read-only", create(_volume("ro", "ro", 10, "RO"))),
+        ("grow", grow(_volume("v1"), _disk(16, reservations=DYNAMIC))),
+        ("grow by unreserved disk", grow(_volume("v1", size=80), _disk(16))),
+        ("grow by nothing", grow(_volume("v1", size=80), _disk(0, reservations=DYNAMIC))),
+        ("grow what is not a volume", grow(_disk(80, reservations=DYNAMIC), _disk(16, reservations=DYNAMIC))),
+        ("grow by cpus", grow(_volume("v1", size=80), {"name": "cpus", "type": "SCALAR", "scalar": {"value": 1},
+                                                     "reservations": DYNAMIC})),
+        ("shrink", shrink(_volume("v1", size=80), 16)),
+        ("shrink to nothing", shrink(_volume("v1", size=64), 64)),
+        ("shrink by nothing", shrink(_volume("v1", size=64), 0)),
+        ("shrink a volume of another size", shrink(_volume("v1", size=99), 1)),
         ("destroy an unknown volume", destroy(_volume("nope"))),
-        ("destroy", destroy(_volume("v1"))),
-        ("destroy again", destroy(_volume("v1"))),
+        ("destroy", destroy(_volume("v1", size=64))),
+        ("destroy again", destroy(_volume("v1", size=64))),
     ]
 
 

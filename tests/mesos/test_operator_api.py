@@ -146,7 +146,7 @@ def test_operator_calls_that_change_the_master(busy) -> None:
     refused = call({"type": "GROW_VOLUME", "grow_volume": {"agent_id": agent_id, "volume": {
         "name": "disk", "type": "SCALAR", "scalar": {"value": 1}}, "addition": {
         "name": "disk", "type": "SCALAR", "scalar": {"value": 1}}}})
-    assert refused.status_code == 501 and "keeps the size it was created with" in refused.text
+    assert refused.status_code == 400 and "does not have DiskInfo" in refused.text
     gone = call({"type": "TEARDOWN", "teardown": {"framework_id": {"value": "no-such"}}})
     assert (gone.status_code, gone.text) == (400, "Unknown framework no-such")
     assert call({"type": "TEARDOWN", "teardown": {"framework_id": {"value": f.id}}}).status_code == 200

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .task_runner import AgentTask
 
 JsonDict = dict[str, Any]
-AGENT_CAPABILITIES = ("MULTI_ROLE", "HIERARCHICAL_ROLE")
+AGENT_CAPABILITIES = ("MULTI_ROLE", "HIERARCHICAL_ROLE", "RESIZE_VOLUME")
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 SUMMARY = ("version", "git_sha", "git_branch", "git_tag", "build_date", "build_time", "build_user")

@@ -52,7 +52,7 @@ CALLS_WITHOUT_EFFECT = frozenset({"ACKNOWLEDGE_OPERATION_STATUS"})
 
 
 # ACCEPT operations that change what an agent's resources are (reservations, persistent volumes).
-CONVERSIONS = frozenset({"RESERVE", "UNRESERVE", "CREATE", "DESTROY"})
+CONVERSIONS = frozenset({"RESERVE", "UNRESERVE", "CREATE", "DESTROY", "GROW_VOLUME", "SHRINK_VOLUME"})
 DEFAULT_REFUSE_S = 5.0
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ Answers in Mesos's order: 307 to `//LEADER/master/api/v1` from a standby
 400 "Failed to validate master::Call: ..." (call_validation), 406 when Accept
 allows neither format (checked on every operator call, as Mesos does), then
 the call's own answer: 200 with the Response, or with no body for a call
-that changes something (Mesos's OK; 202 Accepted for RESERVE/UNRESERVE_RESOURCES and
-CREATE/DESTROY_VOLUMES, as Mesos answers them). JSON is written as Mesos's writer does (defaults
+that changes something (Mesos's OK; 202 Accepted for RESERVE/UNRESERVE_RESOURCES,
+CREATE/DESTROY_VOLUMES and GROW/SHRINK_VOLUME, as Mesos answers them). JSON is written as Mesos's writer does (defaults
 included, codec.encode_as_mesos).
 """
 
@@ -38,19 +38,16 @@ from .master_metrics import metrics_json
 from .maintenance import MaintenanceInvalid
 from .maintenance_calls import start_maintenance, stop_maintenance, update_schedule
 from .quota_calls import QuotaRefused, quota_status, remove_quota, set_quota, update_quota
-from .reservation_calls import create_volumes, destroy_volumes, reserve_resources, unreserve_resources
+from .reservation_calls import (create_volumes, destroy_volumes, grow_volume, reserve_resources, shrink_volume,
+                                unreserve_resources)
 from .scheduler_http import leader_redirect
 
 log = logging.getLogger(__name__)
 JsonDict = dict[str, Any]
 
-# Calls Mesos documents that this master refuses (501), with the reason the answer gives.
-UNSUPPORTED = {
-    "GROW_VOLUME": "a persistent volume keeps the size it was created with (DESTROY and CREATE it again)",
-    "SHRINK_VOLUME": "a persistent volume keeps the size it was created with (DESTROY and CREATE it again)",
-}
 # Calls Mesos answers 202 Accepted (the operation is applied on the agent after the answer).
-ANSWERED_ACCEPTED = frozenset({"RESERVE_RESOURCES", "UNRESERVE_RESOURCES", "CREATE_VOLUMES", "DESTROY_VOLUMES"})
+ANSWERED_ACCEPTED = frozenset({"RESERVE_RESOURCES", "UNRESERVE_RESOURCES", "CREATE_VOLUMES", "DESTROY_VOLUMES",
+                               "GROW_VOLUME", "SHRINK_VOLUME"})
 
 
 class OperatorError(Exception):
@@ -101,6 +98,8 @@ class OperatorEndpoint:
             "MARK_AGENT_GONE": self._mark_agent_gone,
             "UNRESERVE_RESOURCES": lambda body: unreserve_resources(self.m, body),
             "DESTROY_VOLUMES": lambda body: destroy_volumes(self.m, body),
+            "GROW_VOLUME": lambda body: grow_volume(self.m, body),
+            "SHRINK_VOLUME": lambda body: shrink_volume(self.m, body),
         }
         # Calls checked against who asks: TEARDOWN (ACL teardown_frameworks), RESERVE_RESOURCES and
         # CREATE_VOLUMES (a reservation's or volume's principal must be who asks).
@@ -124,8 +123,6 @@ class OperatorEndpoint:
         kind = call["type"]
         if kind == "SUBSCRIBE":
             return await self._subscribe(request, media_type)
-        if kind in UNSUPPORTED:
-            return text(501, f"{kind} is not supported by this master: {UNSUPPORTED[kind]}")
         handler, by_principal = self.handlers.get(kind), self.handlers_by_principal.get(kind)
         if handler is None and by_principal is None:
             return text(501, f"{kind} is not supported by this master")

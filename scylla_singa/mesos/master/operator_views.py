@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 SUMMARY_STATES = ("TASK_STAGING", "TASK_STARTING", "TASK_RUNNING", "TASK_KILLING", "TASK_FINISHED", "TASK_KILLED",
                   "TASK_FAILED", "TASK_LOST", "TASK_ERROR", "TASK_UNREACHABLE")
 # What an agent of ours can do, in AgentInfo.Capability names (see docs/contracts.md).
-AGENT_CAPABILITIES = ("MULTI_ROLE", "HIERARCHICAL_ROLE")
+AGENT_CAPABILITIES = ("MULTI_ROLE", "HIERARCHICAL_ROLE", "RESIZE_VOLUME")
 
 
 def total(items) -> Resources:

@@ -1,4 +1,4 @@
-"""The operator API's RESERVE/UNRESERVE_RESOURCES and CREATE/DESTROY_VOLUMES on the master, with Mesos 1.12's
+"""The operator API's RESERVE/UNRESERVE_RESOURCES, CREATE/DESTROY_VOLUMES and GROW/SHRINK_VOLUME on the master, with Mesos 1.12's
 answers (a refusal is a CallError with Mesos's status and text).
 
 The operation is checked (reservation_ops.py), then the resources must be on
@@ -45,6 +45,16 @@ def destroy_volumes(m: Master, body: JsonDict) -> None:
     _apply(m, body, "DESTROY", None)
 
 
+def grow_volume(m: Master, body: JsonDict) -> None:
+    """GROW_VOLUME: add reserved disk of the volume's reservation to a persistent volume."""
+    _apply(m, body, "GROW_VOLUME", None)
+
+
+def shrink_volume(m: Master, body: JsonDict) -> None:
+    """SHRINK_VOLUME: give part of a persistent volume back as reserved disk."""
+    _apply(m, body, "SHRINK_VOLUME", None)
+
+
 def _apply(m: Master, body: JsonDict, kind: str, principal: str | None) -> None:
     agent = m.agent_registry.agents.get(value(body.get("agent_id")) or "")
     if agent is None:
@@ -53,8 +63,8 @@ def _apply(m: Master, body: JsonDict, kind: str, principal: str | None) -> None:
     try:
         before, after = conversion(kind, body, principal, None, agent.total, in_use)
     except OperationInvalid as exc:
-        # as Mesos words them: RESERVE and CREATE name the agent, UNRESERVE and DESTROY do not
-        where = f" on agent {agent.id} at {agent.pid} ({agent.hostname})" if kind in ("RESERVE", "CREATE") else ""
+        # as Mesos words them: UNRESERVE and DESTROY do not name the agent, the others do
+        where = "" if kind in ("UNRESERVE", "DESTROY") else f" on agent {agent.id} at {agent.pid} ({agent.hostname})"
         raise CallError(400, f"Invalid {kind} operation{where}: {exc}") from None
     _free_on_agent(m, agent, before)
     m.convert_resources(agent.id, before, after)

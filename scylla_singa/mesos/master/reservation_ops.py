@@ -1,8 +1,8 @@
-"""RESERVE, UNRESERVE, CREATE and DESTROY as values: what an operation takes from an agent and what it puts
-back.
+"""RESERVE, UNRESERVE, CREATE, DESTROY, GROW_VOLUME and SHRINK_VOLUME as values: what an operation takes from
+an agent and what it puts back.
 
 Pure (no master state): the scheduler's ACCEPT and the operator API's
-RESERVE/UNRESERVE_RESOURCES and CREATE/DESTROY_VOLUMES all check an
+RESERVE/UNRESERVE_RESOURCES, CREATE/DESTROY_VOLUMES and GROW/SHRINK_VOLUME all check an
 operation here and get `(before, after)`, the resources it replaces and
 their replacement (the same amounts, reserved or not, a volume or not),
 which the master then applies to the agent
@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from scylla_singa.mesos.api.reservations import Reservation
+from scylla_singa.mesos.api.reservations import Reservation, strip_volume
 from scylla_singa.mesos.api.resources import ResourceError, Resources
 
 
@@ -102,12 +102,62 @@ def conversion(kind: str, operation: dict[str, Any], principal: str | None, role
         return reserve(operation.get("resources"), principal, roles)
     if kind == "UNRESERVE":
         return unreserve(operation.get("resources"))
+    if kind == "GROW_VOLUME":
+        return grow(operation)
+    if kind == "SHRINK_VOLUME":
+        return shrink(operation)
     before, after = (create(operation.get("volumes"), principal, roles) if kind == "CREATE"
                      else destroy(operation.get("volumes")))
     conflict = volume_conflict(kind, after if kind == "CREATE" else before, on_agent, in_use)
     if conflict:
         raise OperationInvalid(conflict)
     return before, after
+
+
+def grow(operation: dict[str, Any]) -> tuple[Resources, Resources]:
+    """(the volume and the disk added, the bigger volume) of a GROW_VOLUME: `volume` and `addition`, disk of
+    the volume's own reservation."""
+    volume, key, size = _one_volume(operation.get("volume"), "GrowVolume.volume")
+    raw = operation.get("addition")
+    amount = _amount(raw)
+    if amount <= 0:
+        raise OperationInvalid("The size of 'GrowVolume.addition' field must be greater than zero")
+    addition = _parsed([raw])
+    if set(addition.scalars) != {strip_volume(key)} or addition.ranges or addition.sets:
+        raise OperationInvalid("Incompatible resources in the 'GrowVolume.volume' and 'GrowVolume.addition' "
+                               "fields")
+    return volume + addition, Resources({key: size + amount})
+
+
+def shrink(operation: dict[str, Any]) -> tuple[Resources, Resources]:
+    """(the volume, the smaller volume and the disk taken off it) of a SHRINK_VOLUME: `volume`, `subtract`."""
+    volume, key, size = _one_volume(operation.get("volume"), "ShrinkVolume.volume")
+    subtract = operation.get("subtract")
+    amount = _amount({"scalar": subtract} if isinstance(subtract, dict) else None)
+    if amount <= 0:
+        raise OperationInvalid("Value of 'ShrinkVolume.subtract' must be greater than zero")
+    if amount >= size:
+        raise OperationInvalid("Value of 'ShrinkVolume.subtract' must be smaller than the size of "
+                               "'ShrinkVolume.volume'")
+    return volume, Resources({key: size - amount, strip_volume(key): amount})
+
+
+def _one_volume(raw: Any, field: str) -> tuple[Resources, str, float]:
+    """The persistent volume a GROW/SHRINK names: (it, its kept name, its size)."""
+    volume = _parsed([raw])
+    if len(volume.scalars) != 1 or not volume.volumes():
+        raise OperationInvalid(f"Invalid persistent volume in the '{field}' field: Resource {volume} does not "
+                               "have DiskInfo")
+    ((key, size),) = volume.scalars.items()
+    return volume, key, size
+
+
+def _amount(raw: Any) -> float:
+    """A scalar resource's value as given (a zero or negative one is not kept by Resources)."""
+    try:
+        return float(raw["scalar"]["value"])
+    except (KeyError, TypeError, ValueError):
+        return 0.0
 
 
 def volume_conflict(kind: str, volumes: Resources, on_agent: Resources, in_use: Resources) -> str | None:

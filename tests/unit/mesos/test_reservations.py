@@ -17,8 +17,8 @@ from scylla_singa.mesos.api.resources import ResourceError, Resources, with_chec
 from scylla_singa.mesos.master.allocator import HierarchicalAllocator
 from scylla_singa.mesos.master.quota import Quota
 from scylla_singa.mesos.agent import persistent_volumes
-from scylla_singa.mesos.master.reservation_ops import (OperationInvalid, create, destroy, reserve, unreserve,
-                                                       volume_conflict)
+from scylla_singa.mesos.master.reservation_ops import (OperationInvalid, create, destroy, grow, reserve, shrink,
+                                                       unreserve, volume_conflict)
 
 
 def _scalar(name: str, amount: float, **fields: Any) -> dict[str, Any]:
@@ -264,3 +264,25 @@ def test_a_roles_unused_reservations_count_against_its_quota_limit() -> None:
     allocator.add_framework("f-ml", "ml")
     (grant,) = allocator.allocate(1.0)
     assert grant.resources.amounts["cpus"] == 3.0 and grant.resources.reserved("ml").amounts == {"cpus": 2.0}
+
+
+def test_a_volume_grows_by_disk_of_its_reservation_and_shrinks_back() -> None:
+    _, volume = create([_volume("v1", size=32)], None)
+    addition = _scalar("disk", 16, reservations=_dynamic("ml"))
+    before, after = grow({"volume": volume.to_json()[0], "addition": addition})
+    assert before.amounts == after.amounts == {"disk": 48.0} and after.volumes()[0][2] == 48.0
+    before, smaller = shrink({"volume": after.to_json()[0], "subtract": {"value": 8}})
+    assert before == after and smaller.amounts == {"disk": 48.0}
+    assert smaller.volumes()[0][2] == 40.0 and smaller.without_volumes().scalars == before.without_volumes().scalars
+    refusals = [
+        (lambda: grow({"volume": volume.to_json()[0], "addition": _scalar("disk", 16)}), "Incompatible resources"),
+        (lambda: grow({"volume": volume.to_json()[0], "addition": _scalar("disk", 16, reservations=_dynamic("x"))}),
+         "Incompatible resources"),
+        (lambda: grow({"volume": volume.to_json()[0], "addition": _scalar("disk", 0)}), "greater than zero"),
+        (lambda: grow({"volume": addition, "addition": addition}), "does not have DiskInfo"),
+        (lambda: shrink({"volume": volume.to_json()[0], "subtract": {"value": 32}}), "must be smaller than"),
+        (lambda: shrink({"volume": volume.to_json()[0]}), "must be greater than zero"),
+    ]
+    for call, message in refusals:
+        with pytest.raises(OperationInvalid, match=message):
+            call()
