@@ -203,6 +203,16 @@ def test_bad_volumes_are_refused_with_the_reason(items: list, message: str) -> N
         create(items, None)
 
 
+def test_a_volume_names_only_the_principal_who_asks_and_the_frameworks_own_role() -> None:
+    mallory = _scalar("disk", 8, reservations=_dynamic("ml"), disk={"persistence": {"id": "v", "principal": "eve"},
+                                                                    "volume": {"mode": "RW", "container_path": "v"}})
+    with pytest.raises(OperationInvalid, match="names principal 'eve', but the request comes from principal 'ops'"):
+        create([mallory], "ops")
+    with pytest.raises(OperationInvalid, match="reserved for role 'ml', which is not one of this framework's roles"):
+        create([_volume("v")], None, {"batch"})
+    assert create([_volume("v")], "ops", {"ml"})[1].volumes()
+
+
 def test_what_the_agent_holds_decides_a_create_or_destroy() -> None:
     _, volume = create([_volume("v1")], None)
     assert volume_conflict("CREATE", volume, volume, Resources()) == "Persistence ID 'v1' is not unique"
@@ -223,7 +233,10 @@ def test_the_agent_makes_and_removes_volume_directories_and_mounts_what_it_holds
     with pytest.raises(persistent_volumes.VolumeUnusable, match="persistent volume v2 .* is not on this agent"):
         persistent_volumes.mounts_for({"resources": other.to_json()}, tmp_path, held.to_json())
     (directory / "data").write_text("kept")
-    persistent_volumes.sync(tmp_path, held.to_json(), [])
+    _, grown = grow({"volume": held.to_json()[0], "addition": _scalar("disk", 8, reservations=_dynamic("ml"))})
+    persistent_volumes.sync(tmp_path, held.to_json(), grown.to_json())   # GROW_VOLUME: the data stays
+    assert (directory / "data").read_text() == "kept"
+    persistent_volumes.sync(tmp_path, grown.to_json(), [])
     assert not directory.exists()
     with pytest.raises(ValueError):
         persistent_volumes.volume_dir(tmp_path, "ml", "..")
