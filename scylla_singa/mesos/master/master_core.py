@@ -505,13 +505,16 @@ class Master:
             self.schedule_allocation()
 
     def _apply_conversion(self, fw: FrameworkRec, op: dict, agent_id: str, remaining: Resources) -> Resources:
-        """A RESERVE, UNRESERVE, CREATE or DESTROY of an ACCEPT, against what is left of its offers; an invalid
-        one is dropped (logged), as Mesos drops it, and a LAUNCH that needed it then fails on its resources."""
+        """A RESERVE, UNRESERVE, CREATE, DESTROY, GROW_VOLUME or SHRINK_VOLUME of an ACCEPT, against what is left
+        of its offers; an invalid one is dropped (logged), as Mesos drops it, and a LAUNCH that needed it then
+        fails on its resources."""
         kind = op["type"]
-        agent = self.agent_registry.agents[agent_id]
+        agent = self.agent_registry.agents.get(agent_id)
         try:
+            if agent is None:
+                raise OperationInvalid(f"agent {agent_id} is gone")
             before, after = conversion(kind, op.get(kind.lower()) or {}, fw.principal, {fw.role}, agent.total,
-                                       sum((t.resources for t in agent.tasks.values()), Resources()))
+                                       agent.used())
             if not remaining.contains(before):
                 raise OperationInvalid(f"{remaining} does not contain {before}")
         except OperationInvalid as exc:
@@ -522,8 +525,9 @@ class Master:
 
     def convert_resources(self, agent_id: str, before: Resources, after: Resources,
                           framework_id: str | None = None) -> None:
-        """Apply a checked RESERVE/UNRESERVE to an agent: the allocator's accounting, the agent's total, and
-        the agent's own copy of its reservations (it reports them when it registers with a new master)."""
+        """Apply a checked conversion (reservation_ops) to an agent: the allocator's accounting, the agent's
+        total, and the agent's own copy of what operations made (it reports it when it registers with a new
+        master)."""
         agent = self.agent_registry.agents[agent_id]
         self.allocator.convert(agent_id, before, after, framework_id)
         agent.total = agent.total - before + after

@@ -171,6 +171,10 @@ class AgentRec:
     def active(self) -> bool:
         return self.lifecycle.state == "CONNECTED"
 
+    def used(self) -> Resources:
+        """What its tasks hold."""
+        return sum((t.resources for t in self.tasks.values()), Resources())
+
     def url(self) -> dict[str, Any] | None:
         if not self.port:
             return None

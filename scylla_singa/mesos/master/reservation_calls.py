@@ -59,9 +59,8 @@ def _apply(m: Master, body: JsonDict, kind: str, principal: str | None) -> None:
     agent = m.agent_registry.agents.get(value(body.get("agent_id")) or "")
     if agent is None:
         raise CallError(400, "No agent found with specified ID")
-    in_use = sum((t.resources for t in agent.tasks.values()), Resources())
     try:
-        before, after = conversion(kind, body, principal, None, agent.total, in_use)
+        before, after = conversion(kind, body, principal, None, agent.total, agent.used())
     except OperationInvalid as exc:
         # as Mesos words them: UNRESERVE and DESTROY do not name the agent, the others do
         where = "" if kind in ("UNRESERVE", "DESTROY") else f" on agent {agent.id} at {agent.pid} ({agent.hostname})"
