@@ -131,7 +131,9 @@ class AgentCore:
         self.registered = False
         if self.work_dir:
             (self.work_dir / "meta" / "agent.json").unlink(missing_ok=True)
-        self._checkpoint([])   # a new agent id starts without reservations
+            # A new agent id starts without reservations. Volume directories stay: data goes only by DESTROY.
+            write_json_atomic(self.work_dir / "meta" / "resources.json", [])
+        self.checkpointed = []
 
     def _checkpoint(self, resources: list[dict[str, Any]]) -> None:
         """Keep the master's reservations and volumes (CHECKPOINT_RESOURCES); make or remove volume

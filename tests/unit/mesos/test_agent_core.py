@@ -141,7 +141,9 @@ def test_a_refused_agent_forgets_its_id_tasks_and_reservations_across_a_restart(
             {"name": "cpus", "type": "SCALAR", "scalar": {"value": 1},
              "reservations": [{"type": "DYNAMIC", "role": "ml"}]}]})
         await until(lambda: "t1" in runner.emits and sent, "the task to start")
+        (tmp_path / "volumes").mkdir()
         core.on_refused("Agent was removed by the master")
+        assert (tmp_path / "volumes").is_dir()   # volume data goes only with DESTROY
         await core.shutdown(kill=False)
 
     async def restarted() -> None:
