@@ -139,11 +139,15 @@ def test_a_refused_agent_forgets_its_id_tasks_and_reservations_across_a_restart(
         core.on_message(_run_task())
         core.on_message({"type": "CHECKPOINT_RESOURCES", "agent_id": "a1", "resources": [
             {"name": "cpus", "type": "SCALAR", "scalar": {"value": 1},
-             "reservations": [{"type": "DYNAMIC", "role": "ml"}]}]})
+             "reservations": [{"type": "DYNAMIC", "role": "ml"}]},
+            {"name": "disk", "type": "SCALAR", "scalar": {"value": 8}, "reservations": [
+                {"type": "DYNAMIC", "role": "ml"}], "disk": {"persistence": {"id": "v"},
+                                                             "volume": {"mode": "RW", "container_path": "v"}}}]})
+        volume = tmp_path / "volumes" / "roles" / "ml" / "v"
+        assert volume.is_dir()
         await until(lambda: "t1" in runner.emits and sent, "the task to start")
-        (tmp_path / "volumes").mkdir()
         core.on_refused("Agent was removed by the master")
-        assert (tmp_path / "volumes").is_dir()   # volume data goes only with DESTROY
+        assert volume.is_dir()   # volume data goes only with DESTROY
         await core.shutdown(kill=False)
 
     async def restarted() -> None:
