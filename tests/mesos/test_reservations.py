@@ -162,6 +162,8 @@ def test_the_operator_reserves_for_a_role_and_only_that_role_is_offered_it(clust
     assert _split(_offer(ml, lambda o: bool(_split(o)[1])))[1] == {"cpus": 1.0}
     roles = {r["name"]: r for r in requests.get(f"http://{m.master_address}/roles", timeout=10).json()["roles"]}
     assert roles["ml"]["reserved"] == {"cpus": 1.0} and roles["ml"]["quota"]["consumed"]["cpus"] == 1.0
+    metrics = requests.get(f"http://{m.master_address}/metrics/snapshot", timeout=10).json()
+    assert metrics["allocator/mesos/quota/roles/ml/resources/cpus/consumed"] == 1.0   # its reservation
     agents = _operator(m.master_address, {"type": "GET_AGENTS"}).json()["get_agents"]["agents"]
     total = agents[0]["total_resources"]
     assert {"name": "cpus", "type": "SCALAR", "scalar": {"value": 1.0}, "role": "ml", "reservation": {},

@@ -9,8 +9,9 @@ does not have are present with an honest value and say so below:
   `master/event_queue_*`: 0 - one asyncio loop, no libprocess event queues;
 - `allocator/mesos/allocation_run_latency_ms*`: 0 for every round - a round
   runs on the loop as soon as it is scheduled (no queue between them);
-- `master/operations/*`: 0 - no offer operation but LAUNCH and LAUNCH_GROUP
-  (no reservations, volumes or resource providers);
+- `master/operations/*`: 0 - the master keeps no operation status (RESERVE,
+  CREATE and the others apply at once, without operation feedback; no
+  resource providers);
 - `registrar/*`: the master's own store (frameworks in the work dir; agents
   are soft state): `state_fetch_ms` its read at start, `state_store_ms` its
   writes, `registry_size_bytes` its file;
@@ -136,12 +137,15 @@ def _allocator(m: Master) -> dict[str, float]:
         held = total(t.resources for f in m.frameworks.values() if f.role == role for t in f.tasks.values())
         held = held + total(m.offers[o].resources for f in m.frameworks.values() if f.role == role
                             for o in f.offers if o in m.offers)
-        shares = [held.scalar(k) / v for k, v in totals.scalars.items() if v]
+        shares = [held.scalar(k) / v for k, v in totals.amounts.items() if v]
         out[f"allocator/mesos/roles/{role}/shares/dominant"] = max(shares, default=0.0)
         used = total(t.resources for f in m.frameworks.values() if f.role == role for t in f.tasks.values())
-        for name in ("cpus", "mem"):  # what the role consumes of its quota (or its absent one), as Mesos reports it
-            if used.scalar(name):
-                out[f"allocator/mesos/quota/roles/{role}/resources/{name}/consumed"] = used.scalar(name)
+        # what the role consumes of its quota (or its absent one), as Mesos counts it: what its tasks hold
+        # unreserved, and its reservations, used or not
+        consumed = used.unreserved() + total(a.total.reserved(role) for a in m.agent_registry.agents.values())
+        for name in ("cpus", "mem"):
+            if consumed.scalar(name):
+                out[f"allocator/mesos/quota/roles/{role}/resources/{name}/consumed"] = consumed.scalar(name)
         filters = sum(m.allocator.filter_count(f.id, m.now()) for f in m.frameworks.values() if f.role == role)
         out[f"allocator/mesos/offer_filters/roles/{role}/active"] = float(filters)
     return out
