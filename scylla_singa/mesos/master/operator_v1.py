@@ -67,7 +67,7 @@ def get_tasks(m: Master) -> JsonDict:
 
 def agent(m: Master, a: AgentRec) -> JsonDict:
     """A GetAgents.Agent."""
-    used = total(t.resources for t in a.tasks.values())
+    used = a.used()
     offered = total(m.offers[o].resources for o in a.offers if o in m.offers)
     # `checkpoint` is v0 SlaveInfo's field 7, which real masters still send in AgentInfo: it shows in
     # JSON (codec.encode_as_mesos keeps it) and not in protobuf, where v1 AgentInfo has no such field.

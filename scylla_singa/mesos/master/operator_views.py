@@ -86,7 +86,7 @@ def task_json(m: Master, t: TaskRec, extras: bool = False) -> dict[str, Any]:
 
 def agent_json(m: Master, a: AgentRec) -> dict[str, Any]:
     """An agent in /state and /slaves."""
-    used = total(t.resources for t in a.tasks.values())
+    used = a.used()
     offered = total(m.offers[o].resources for o in a.offers if o in m.offers)
     out = {"id": a.id, "hostname": a.hostname, "port": a.port, "attributes": attributes_dict(a.attributes),
            "pid": a.pid, "registered_time": a.registered_time}
@@ -104,7 +104,7 @@ def agent_json(m: Master, a: AgentRec) -> dict[str, Any]:
 def agent_full_json(m: Master, a: AgentRec) -> dict[str, Any]:
     """An agent in /slaves: the /state form plus the `*_full` Resource lists."""
     out = agent_json(m, a)
-    used = total(t.resources for t in a.tasks.values())
+    used = a.used()
     offered = total(m.offers[o].resources for o in a.offers if o in m.offers)
     out.update({"reserved_resources_full": {role: r.to_json() for role, r in a.total.by_role().items()},
                 "unreserved_resources_full": a.total.unreserved().to_json(),
