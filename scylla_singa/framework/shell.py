@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import docker
-from pymesos import MesosSchedulerDriver, Scheduler
+from pymesos import Scheduler
 
 from scylla_singa.common.transition_table import InstructionDispatch
 from scylla_singa.contracts import CLUSTER_FILE, ENV_ZK_HOSTS, JOB_CONF, job_network_name, job_zookeeper_alias
@@ -48,6 +48,7 @@ from .mesos_http import MesosHttp, MesosHttpError
 from .model import Job, JobSpec, JobState
 from .progress_book import ProgressBook
 from .results import collect_result
+from .scheduler_driver import SchedulerDriver
 from .store import JobStore
 from .subscription_watch import SubscriptionWatch
 
@@ -68,7 +69,7 @@ class FrameworkShell(Scheduler):
         self.watch = SubscriptionWatch(follows_leader=False)
         self._stopping = False
         self.book, self.clock, self.tick_s = book, clock, tick_s
-        self.driver: MesosSchedulerDriver | None = None
+        self.driver: SchedulerDriver | None = None
         self.master_uri = ""
         self.credential: Credential | None = None   # how the framework authenticates to the master and agents
         self.events: queue.Queue[ev.Event | None] = queue.Queue()
@@ -90,8 +91,8 @@ class FrameworkShell(Scheduler):
 
     def start(self, master: str, framework_id: str | None = None, name: str = "scylla-singa",
               user: str = "root", credential: Credential | None = None,
-              driver_class: Callable[..., Any] = MesosSchedulerDriver) -> None:
-        """Start the event thread and the driver (`driver_class`: pymesos's, or a test's stand-in)."""
+              driver_class: Callable[..., Any] = SchedulerDriver) -> None:
+        """Start the event thread and the driver (`driver_class`: ours on pymesos's, or a test's stand-in)."""
         info: dict[str, Any] = {"user": user, "name": name, "failover_timeout": FAILOVER_TIMEOUT_S,
                                 "capabilities": [{"type": "GPU_RESOURCES"}]}
         if framework_id:

@@ -159,6 +159,27 @@ def cluster_config(request: pytest.FixtureRequest, tmp_path_factory: pytest.Temp
                          home=str(tmp_path_factory.mktemp(f"scylla-home-{kind}")), agent_timeout=10.0, **mesos)
 
 
+def keep_logs(config: ClusterConfig) -> None:
+    """Copy the cluster's daemon logs (masters, agents, ZooKeeper, supervisors) into its home, which outlives
+    the run directory `down` removes: what a failed test's master or agent did stays readable."""
+    target = Path(config.home) / "cluster-logs" / config.prefix
+    for root in (config.data_dir, config.run_dir):
+        found = [f for f in _files(root) if f.suffix == ".log" or f.name in ("stdout", "stderr")]
+        for log in found:
+            dest = target / root.name / log.relative_to(root)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            with log.open("rb") as src:   # a task's output can be long: its last 256 KB say how it ended
+                src.seek(max(0, log.stat().st_size - 262144))
+                dest.write_bytes(src.read())
+
+
+def _files(root: Path) -> Iterator[Path]:
+    """Every file under `root`, not entering the node engines' image stores (many files, no logs)."""
+    for parent, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "docker"]
+        yield from (Path(parent) / f for f in files)
+
+
 @pytest.fixture(scope="session")
 def cluster(cluster_config: ClusterConfig, host_engine: docker.DockerClient) -> Iterator[ClusterInfo]:
     """The session's cluster of one kind, up with every agent registered; removed (and checked gone) after
@@ -169,6 +190,7 @@ def cluster(cluster_config: ClusterConfig, host_engine: docker.DockerClient) -> 
         if done:
             return
         done.append(True)
+        keep_logs(cluster_config)
         problems = down(cluster_config, echo=lambda _: None, host=host_engine)
         assert not problems, problems
         assert_clean(cluster_config, host_engine)

@@ -73,6 +73,13 @@ def test_the_standby_takes_over_from_a_killed_leader_and_the_job_goes_on(
     job = cli.new_job()
     wait_until(lambda: cli.store().progress(job), 120, "training progress")
     fid = next(f for j, _, f, _ in cli.store().jobs() if j == job)
+
+    def running_tasks(endpoint: str) -> set[str]:
+        s = mesos_get(state, endpoint, "/master/state")
+        fw = next((f for f in s["frameworks"] if f["id"] == fid and f["connected"]), None)
+        return {t["id"] for t in (fw or {}).get("tasks", []) if t["state"] == "TASK_RUNNING"}
+    wait_until(lambda: len(running_tasks(_endpoint(state, old))) == 3, 60, "three running tasks on the leader")
+    before = running_tasks(_endpoint(state, old))
     killed = time.monotonic()
     faults.kill_process(state, old)
     try:
@@ -81,17 +88,16 @@ def test_the_standby_takes_over_from_a_killed_leader_and_the_job_goes_on(
         new = _endpoint(state, standby)
 
         def back() -> bool:
-            s = mesos_get(state, new, "/master/state")
-            fw = next((f for f in s["frameworks"] if f["id"] == fid and f["connected"]), None)
-            agents = [a for a in s["slaves"] if a["active"]]
-            running = [t for t in (fw or {}).get("tasks", []) if t["state"] == "TASK_RUNNING"]
-            return len(agents) == len(cluster.nodes) and len(running) == 3
-        wait_until(back, 60, "the agents to re-register and the framework to re-subscribe with running tasks")
+            agents = [a for a in mesos_get(state, new, "/master/state")["slaves"] if a["active"]]
+            return len(agents) == len(cluster.nodes) and running_tasks(new) == before  # the same tasks, not new ones
+        wait_until(back, 60, "the agents to re-register and the framework to re-subscribe with its running tasks")
         recovered = time.monotonic() - killed
         # The tasks went on through the failover: each container still runs or has finished cleanly (on a
         # slow machine the job may reach its last step while the agents re-register).
-        states = [(c.status, c.attrs["State"]["ExitCode"]) for c in cli.containers(job)]
-        assert len(states) == 3 and all(s == "running" or code == 0 for s, code in states), states
+        containers = cli.containers(job)
+        states = [(c.status, c.attrs["State"]["ExitCode"]) for c in containers]
+        assert len(states) == 3 and all(s == "running" or code == 0 for s, code in states), \
+            cli.describe(containers)
     finally:
         faults.restart_process(state, old)
     # The old leader comes back as the standby, sending schedulers to the new one.

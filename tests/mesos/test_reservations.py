@@ -32,7 +32,10 @@ def _reserve(master: str, agent_id: str, resources: list[dict], kind: str = "RES
 
 
 def _subscribe(raw: Any, master: str, role: str) -> Any:
-    info = {"user": "nobody", "name": f"in-{role}", "role": role}
+    """A framework of `role` that reads reservations in their current form (RESERVATION_REFINEMENT: offers
+    carry `reservations`; a framework without it gets the older `role` and `reservation`, as from Mesos)."""
+    info = {"user": "nobody", "name": f"in-{role}", "role": role,
+            "capabilities": [{"type": "RESERVATION_REFINEMENT"}]}
     return raw(master, {"type": "SUBSCRIBE", "subscribe": {"framework_info": info}})
 
 
@@ -123,7 +126,7 @@ def test_a_framework_reserves_from_its_offer_launches_on_it_and_unreserves(clust
     back = _offer(ml, lambda o: bool(_split(o)[1]), timeout=15)
     assert _split(back)[1] == {"cpus": 1.0, "mem": 128.0}
     reserved = [r for r in back["resources"] if r.get("reservations")]
-    assert all(r["role"] == "ml" and r["reservations"] == [{"type": "DYNAMIC", "role": "ml"}] for r in reserved)
+    assert all("role" not in r and r["reservations"] == [{"type": "DYNAMIC", "role": "ml"}] for r in reserved)
 
     _accept(ml, back, {"type": "UNRESERVE", "unreserve": {"resources": reserved}})
     wait_until(lambda: _agent(m.master_address)["reserved_resources"] == {}, 10, "the reservation to be gone")

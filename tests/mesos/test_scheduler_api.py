@@ -293,15 +293,16 @@ def test_freed_resources_are_offered_at_once_not_at_the_next_allocation_interval
 
 
 def test_calls_with_nothing_to_do_here_are_answered_as_mesos_answers_them(cluster, raw) -> None:
-    """Operation statuses never exist here, and answers to unknown inverse offers are accepted and ignored (as
-    Mesos does); an UPDATE_FRAMEWORK for another framework id is refused as Mesos refuses it (what it changes:
-    test_update_framework.py; inverse offers: test_maintenance.py)."""
+    """An implicit RECONCILE_OPERATIONS of a framework without operations is accepted (its answers come as
+    events: none here), and answers to unknown inverse offers are accepted and ignored (as Mesos does); an
+    UPDATE_FRAMEWORK for another framework id is refused as Mesos refuses it (what it changes:
+    test_update_framework.py; inverse offers: test_maintenance.py; operation feedback:
+    tests/apache_mesos/test_operation_feedback_as_real_mesos.py)."""
     m = cluster(1)
     sub = raw(m.master_address)
     fw = {"value": sub.framework_id}
     reconciled = sub.call({"type": "RECONCILE_OPERATIONS", "framework_id": fw, "reconcile_operations": {}})
-    assert reconciled.status_code == 200
-    assert reconciled.json() == {"type": "RECONCILE_OPERATIONS", "reconcile_operations": {"operation_statuses": []}}
+    assert (reconciled.status_code, reconciled.text) == (202, "")
     for body in ({"type": "ACCEPT_INVERSE_OFFERS", "accept_inverse_offers": {"inverse_offer_ids": []}},
                  {"type": "DECLINE_INVERSE_OFFERS", "decline_inverse_offers": {"inverse_offer_ids": []}}):
         answer = sub.call({**body, "framework_id": fw})

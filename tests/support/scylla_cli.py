@@ -124,6 +124,22 @@ class ScyllaCli:
                 pass  # a node engine a fault test stopped
         return found
 
+    @staticmethod
+    def describe(containers: list, tail: int = 15) -> str:
+        """Each container's name, state, exit code and, for one that did not finish cleanly, its last log
+        lines: what an assertion about a job's containers shows when it fails."""
+        lines = []
+        for c in containers:
+            code = c.attrs["State"]["ExitCode"]
+            lines.append(f"{c.name}: {c.status}, exit {code}")
+            if c.status != "running" and code != 0:
+                try:
+                    text = c.logs(tail=tail).decode(errors="replace")
+                except (docker.errors.DockerException, requests.RequestException) as exc:
+                    text = f"(no logs: {exc.__class__.__name__})"
+                lines += [f"    {line}" for line in text.splitlines()]
+        return "\n".join(lines) or "(no containers)"
+
     def networks(self, job_id: str) -> list:
         return self.host.networks.list(filters={"label": f"{JOB_LABEL}={job_id}"})
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from scylla_singa.mesos.api.fields import build_info, mesos_duration
 from scylla_singa.mesos.api.metric_values import percentiles, system_metrics
+from scylla_singa.mesos.api.protocol import AGENT_CAPABILITIES
 from scylla_singa.mesos.api.resources import Resources, attributes_dict, with_checkpointed
 from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
 
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
     from .task_runner import AgentTask
 
 JsonDict = dict[str, Any]
-AGENT_CAPABILITIES = ("MULTI_ROLE", "HIERARCHICAL_ROLE", "RESIZE_VOLUME")
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 SUMMARY = ("version", "git_sha", "git_branch", "git_tag", "build_date", "build_time", "build_user")

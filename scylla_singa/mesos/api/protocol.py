@@ -26,6 +26,9 @@ import uuid
 from typing import Any
 
 AGENT_WS_PATH = "/api/v1/agent"
+# What an agent of ours can do, in AgentInfo.Capability names and in Mesos's order;
+# AGENT_OPERATION_FEEDBACK is the master's operation feedback (master/operation_feedback.py).
+AGENT_CAPABILITIES = ("MULTI_ROLE", "HIERARCHICAL_ROLE", "RESIZE_VOLUME", "AGENT_OPERATION_FEEDBACK")
 SCHEDULER_PATH = "/api/v1/scheduler"
 
 

@@ -180,6 +180,14 @@ def json_fields(reservation: Reservation | None) -> dict[str, Any]:
     return out
 
 
+def offered_form(resources: list[dict[str, Any]], refinement: bool) -> list[dict[str, Any]]:
+    """`resources` (written in both forms) as Mesos 1.12 offers them to a framework: with the framework
+    capability RESERVATION_REFINEMENT only `reservations`; without it only the older `role` (`*` when
+    unreserved) and `reservation`. Both measured on a live Mesos 1.12."""
+    drop = ("role", "reservation") if refinement else ("reservations",)
+    return [{k: v for k, v in r.items() if k not in drop} for r in resources]
+
+
 # ---- helpers ----------------------------------------------------------------
 
 def _from_info(info: Mapping[str, Any]) -> Reservation:

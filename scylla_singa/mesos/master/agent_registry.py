@@ -50,6 +50,7 @@ class AgentRegistry:
         self.agents: dict[str, AgentRec] = {}
         self.links: dict[Outbox, set[str]] = {}
         self.removed_agents: set[str] = set()
+        self.gone_agents: set[str] = set()   # removed by MARK_AGENT_GONE or their machine going DOWN
         self._agent_do = InstructionDispatch("the master's agent shell", {
             AddAgent: self._add_agent, SendAgentRegistered: self._send_registered,
             ReconcileAgentTasks: self._reconcile_agent_tasks, ActivateAgent: self._activate_agent,
@@ -315,6 +316,7 @@ class AgentRegistry:
         """MARK_AGENT_GONE (or its machine DOWN): remove the agent (its tasks are lost) and make it kill them;
         its id never returns."""
         link = agent.link
+        self.gone_agents.add(agent.id)
         self._agent_event(agent, AgentUnreachable(f"Agent {agent.hostname} {why}"))
         if link is not None:
             link.send({"type": "REREGISTER_REFUSED", "agent_id": agent.id, "message": f"Agent {why}"})
@@ -336,6 +338,7 @@ class AgentRegistry:
         self.master.allocator.remove_agent(agent.id)
         self.agents.pop(agent.id, None)
         self.removed_agents.add(agent.id)
+        self.master.operation_feedback.agent_removed(agent.id, gone=agent.id in self.gone_agents)
         self.master.count("master/slave_removals")
         self.master.operator_events.agent_removed(agent.id)
         for fw in self.master.frameworks.values():

@@ -4,7 +4,7 @@ The HTTP layer (`master_http`) parses requests and hands calls here; agents'
 messages go to its `agent_registry` (agent_registry.AgentRegistry). Everything runs on one
 asyncio loop (timers use it); there is no locking. A call either returns
 (the HTTP layer answers 202) or raises `CallError(status, message)` with
-Mesos's status code and text.
+Mesos's status code and text. Events go out on the framework's stream.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any
 from scylla_singa.common.transition_table import InstructionDispatch, emitted_types
 from scylla_singa.mesos.api.fields import VERSION, ipv4_as_uint32, ipv4_of, value
 from scylla_singa.mesos.api.protocol import make_status, update_event
+from scylla_singa.mesos.api.reservations import offered_form
 from scylla_singa.mesos.api.resources import Resources
 from .agent_registry import AgentRegistry
 from .allocator import Grant, make_allocator
@@ -33,6 +34,7 @@ from .quota import Quota
 from .reservation_ops import OperationInvalid, conversion
 from .inverse_offers import InverseOffers
 from .maintenance import Maintenance
+from .operation_feedback import OperationFeedback
 from .operator_events import OperatorEvents
 from .registration_lifecycles import (FRAMEWORK_TABLE, ActivateFramework, CancelFailoverTimer, CloseFrameworkStream,
                                       DeactivateFramework, FailOverOldStream, FrameworkFailoverExpired,
@@ -45,10 +47,6 @@ from .registration_lifecycles import (FRAMEWORK_TABLE, ActivateFramework, Cancel
 CALLS = frozenset({"SUBSCRIBE", "TEARDOWN", "ACCEPT", "DECLINE", "ACCEPT_INVERSE_OFFERS", "DECLINE_INVERSE_OFFERS",
                    "REVIVE", "KILL", "SHUTDOWN", "ACKNOWLEDGE", "ACKNOWLEDGE_OPERATION_STATUS", "RECONCILE",
                    "RECONCILE_OPERATIONS", "MESSAGE", "REQUEST", "SUPPRESS", "UPDATE_FRAMEWORK"})
-# Calls this master accepts (202) and does nothing about: it keeps no operation status (an operation's id is
-# not followed: no UPDATE_OPERATION_STATUS), so there is none to acknowledge. Listed, so that no other call can
-# end up doing nothing by mistake.
-CALLS_WITHOUT_EFFECT = frozenset({"ACKNOWLEDGE_OPERATION_STATUS"})
 
 
 # ACCEPT operations that change what an agent's resources are (reservations, persistent volumes).
@@ -74,6 +72,7 @@ class Master:
         self.quotas: dict[str, Quota] = {}   # roles with a guarantee or a limit (quota_calls.py sets them)
         self.maintenance = Maintenance()     # the operator's schedule (maintenance_calls.py changes it)
         self.inverse_offers = InverseOffers(self)
+        self.operation_feedback = OperationFeedback(self)
         self.store = MasterStore(config.work_dir)
         self.counters: dict[str, float] = {}
         self.last_allocation_s = 0.0
@@ -100,16 +99,15 @@ class Master:
             RescindFrameworkOffers: self._rescind_framework_offers, StartFailoverTimer: self._start_failover_timer,
             CloseFrameworkStream: self._close_framework_stream, RemoveFramework: self._remove_framework,
         }).require(emitted_types(FRAMEWORK_TABLE))
-        # A handler returns None (the HTTP layer answers 202) or the call's Response (RECONCILE_OPERATIONS).
-        self._calls: dict[str, Callable[[FrameworkRec, dict], dict[str, Any] | None]] = {
+        self._calls: dict[str, Callable[[FrameworkRec, dict], None]] = {
             "TEARDOWN": self._call_teardown, "REVIVE": self._call_revive, "SUPPRESS": self._call_suppress,
             "DECLINE": self._call_decline, "ACCEPT": self._call_accept, "KILL": self._call_kill,
             "ACKNOWLEDGE": self._call_acknowledge, "RECONCILE": self._call_reconcile,
             "MESSAGE": self._call_message, "SHUTDOWN": self._call_shutdown, "REQUEST": self._call_request,
-            "RECONCILE_OPERATIONS": self._call_reconcile_operations, "UPDATE_FRAMEWORK": self._call_update_framework,
+            "RECONCILE_OPERATIONS": self.operation_feedback.reconcile, "UPDATE_FRAMEWORK": self._call_update_framework,
+            "ACKNOWLEDGE_OPERATION_STATUS": self.operation_feedback.acknowledge,
             "ACCEPT_INVERSE_OFFERS": lambda fw, body: self.inverse_offers.answer(fw, body, "ACCEPT"),
-            "DECLINE_INVERSE_OFFERS": lambda fw, body: self.inverse_offers.answer(fw, body, "DECLINE"),
-            **{kind: self._call_without_effect for kind in CALLS_WITHOUT_EFFECT}}
+            "DECLINE_INVERSE_OFFERS": lambda fw, body: self.inverse_offers.answer(fw, body, "DECLINE")}
         if set(self._calls) != CALLS - {"SUBSCRIBE"}:
             raise RuntimeError(f"calls without a handler: {sorted(CALLS - {'SUBSCRIBE'} - set(self._calls))}; "
                                f"handlers of no call: {sorted(set(self._calls) - CALLS)}")
@@ -214,15 +212,11 @@ class Master:
                                  f"stream ID currently associated with framework ID {fw_id}")
         return fw
 
-    def handle_call(self, fw: FrameworkRec, call: dict[str, Any]) -> dict[str, Any] | None:
-        """Apply a checked non-SUBSCRIBE call (see check_call); a Response dict for the calls that have one.
-        KeyError for a call the validation lets through and no handler takes (a bug: every call in CALLS
-        has one, checked at construction)."""
+    def handle_call(self, fw: FrameworkRec, call: dict[str, Any]) -> None:
+        """Apply a checked non-SUBSCRIBE call (see check_call). KeyError for a call the validation lets
+        through and no handler takes (a bug: every call in CALLS has one, checked at construction)."""
         kind = call["type"]
-        return self._calls[kind](fw, call.get(kind.lower()) or {})
-
-    def _call_without_effect(self, fw: FrameworkRec, body: dict) -> None:
-        """A call this master accepts and has nothing to do for (CALLS_WITHOUT_EFFECT)."""
+        self._calls[kind](fw, call.get(kind.lower()) or {})
 
     def _authorize_users(self, fw: FrameworkRec, tasks: list[dict[str, Any]]) -> None:
         """ACL run_tasks: may this framework's principal run these tasks as their users? Raises LaunchInvalid."""
@@ -391,6 +385,7 @@ class Master:
             self.remove_offer(offer_id, rescind=False, recover=False)
         self.agent_registry.shutdown_framework_on_agents(fw)
         self.allocator.remove_framework(fw.id)
+        self.operation_feedback.framework_removed(fw.id)
         self.frameworks.pop(fw.id, None)
         self.removed_framework_ids.add(fw.id)
         fw.unregistered_time = fw.unregistered_time or time.time()
@@ -495,6 +490,9 @@ class Master:
                 if launch is None:
                     continue
                 tasks, group_executor = launch
+                if op.get("id") is not None:  # Mesos: operation feedback is not for launches
+                    self._refuse_launch_with_id(fw, op["type"], tasks, agent_id)
+                    continue
                 for batch in ([tasks] if group_executor is not None else [[t] for t in tasks]):
                     remaining = self._launch(fw, batch, group_executor, agent_id, remaining)
         finally:
@@ -506,22 +504,38 @@ class Master:
 
     def _apply_conversion(self, fw: FrameworkRec, op: dict, agent_id: str, remaining: Resources) -> Resources:
         """A RESERVE, UNRESERVE, CREATE, DESTROY, GROW_VOLUME or SHRINK_VOLUME of an ACCEPT, against what is left
-        of its offers; an invalid one is dropped (logged), as Mesos drops it, and a LAUNCH that needed it then
-        fails on its resources."""
+        of its offers; an invalid one is dropped (logged; OPERATION_ERROR if it has an id), as Mesos drops it,
+        and a LAUNCH that needed it then fails on its resources."""
         kind = op["type"]
+        op = _with_allocation_info(op, fw.role)
         agent = self.agent_registry.agents.get(agent_id)
         try:
             if agent is None:
                 raise OperationInvalid(f"agent {agent_id} is gone")
-            before, after = conversion(kind, op.get(kind.lower()) or {}, fw.principal, {fw.role}, agent.total,
-                                       agent.used())
+            try:
+                before, after = conversion(kind, op.get(kind.lower()) or {}, fw.principal, {fw.role},
+                                           agent.total, agent.used())
+            except OperationInvalid as exc:  # Mesos names the agent after a validation error
+                raise OperationInvalid(f"{exc}; on agent {agent.id} at {agent.pid} ({agent.hostname})") from None
             if not remaining.contains(before):
                 raise OperationInvalid(f"{remaining} does not contain {before}")
         except OperationInvalid as exc:
             log.warning("dropped a %s operation of framework %s: %s", kind, fw.id, exc)
+            self.operation_feedback.error(fw, op, str(exc))
             return remaining
         self.convert_resources(agent_id, before, after, fw.id)
+        if op.get("id") is not None:
+            self.operation_feedback.finished(fw, op, agent_id)
+        else:
+            self.operation_feedback.applied_without_feedback(kind)
         return remaining - before + after
+
+    def _refuse_launch_with_id(self, fw: FrameworkRec, kind: str, tasks: list[dict], agent_id: str | None) -> None:
+        """A LAUNCH or LAUNCH_GROUP with an operation id: TASK_ERROR for each task, as Mesos answers it."""
+        reason = "REASON_TASK_INVALID" if kind == "LAUNCH" else "REASON_TASK_GROUP_INVALID"
+        for task in tasks:
+            self._master_update(fw, _task_id(task), "TASK_ERROR", reason,
+                                f"The `id` field cannot be set on {kind} operations", agent_id=agent_id)
 
     def convert_resources(self, agent_id: str, before: Resources, after: Resources,
                           framework_id: str | None = None) -> None:
@@ -664,14 +678,12 @@ class Master:
     def _call_request(self, fw: FrameworkRec, body: dict) -> None:
         self.count("master/messages_resource_request")
 
-    def _call_reconcile_operations(self, fw: FrameworkRec, body: dict) -> dict[str, Any]:
-        """No offer operation but LAUNCH/LAUNCH_GROUP exists here, so there is no operation status to report."""
-        return {"type": "RECONCILE_OPERATIONS", "reconcile_operations": {"operation_statuses": []}}
-
-    def _master_update(self, fw: FrameworkRec, task_id: str, state: str, reason: str, message: str) -> None:
+    def _master_update(self, fw: FrameworkRec, task_id: str, state: str, reason: str, message: str,
+                       agent_id: str | None = None) -> None:
         """A status the master makes itself (no uuid: frameworks do not acknowledge it)."""
         self.count(f"master/tasks_{state[5:].lower()}")
-        status = make_status(task_id, state, source="SOURCE_MASTER", reason=reason, message=message)
+        status = make_status(task_id, state, agent_id=agent_id, source="SOURCE_MASTER", reason=reason,
+                             message=message)
         count_terminal(self, fw, status)
         if fw.stream:
             fw.stream.send(update_event(status))
@@ -712,10 +724,11 @@ class Master:
             offer.timer = self.loop.call_later(self.cfg.offer_timeout, self.remove_offer, offer.id, True)
         # A MULTI_ROLE framework learns from allocation_info which of its roles an offer is for
         # (and must hand it back in ACCEPT); others get offers without it, as from Mesos.
-        role = self.frameworks[g.framework_id].allocation_role
+        fw = self.frameworks[g.framework_id]
+        role = fw.allocation_role
+        resources = offered_form(g.resources.to_json(allocation_role=role), fw.has_capability("RESERVATION_REFINEMENT"))
         out = {"id": {"value": offer.id}, "framework_id": {"value": g.framework_id},
-               "agent_id": {"value": g.agent_id}, "hostname": agent.hostname,
-               "resources": g.resources.to_json(allocation_role=role)}
+               "agent_id": {"value": g.agent_id}, "hostname": agent.hostname, "resources": resources}
         if agent.attributes:
             out["attributes"] = agent.attributes
         if role is not None:
@@ -823,6 +836,20 @@ def _launch_operation(op: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[st
         group = body.get("task_group") or {}
         return [t for t in group.get("tasks") or [] if isinstance(t, dict)], body.get("executor") or {}
     return None
+
+
+def _with_allocation_info(op: dict[str, Any], role: str) -> dict[str, Any]:
+    """`op` with the offer's allocation_info on each of its resources that lacks it, as Mesos injects it
+    before it checks the operation (a framework that is not MULTI_ROLE never sees allocation_info)."""
+    body = op.get(op["type"].lower())
+    if not isinstance(body, dict):
+        return op
+    listed = {k: v for k, v in body.items() if k in ("resources", "volumes") and isinstance(v, list)}
+    if not listed:
+        return op
+    injected = {k: [{"allocation_info": {"role": role}, **r} if isinstance(r, dict) and "allocation_info" not in r
+                    else r for r in v] for k, v in listed.items()}
+    return {**op, op["type"].lower(): {**body, **injected}}
 
 
 def _task_id(task: dict[str, Any]) -> str:

@@ -9,17 +9,16 @@ does not have are present with an honest value and say so below:
   `master/event_queue_*`: 0 - one asyncio loop, no libprocess event queues;
 - `allocator/mesos/allocation_run_latency_ms*`: 0 for every round - a round
   runs on the loop as soon as it is scheduled (no queue between them);
-- `master/operations/*`: 0 - the master keeps no operation status (RESERVE,
-  CREATE and the others apply at once, without operation feedback; no
-  resource providers);
+- `master/operations/*`: counted as operation_feedback.py says (no
+  resource providers: CREATE_DISK and DESTROY_DISK stay 0);
 - `registrar/*`: the master's own store (frameworks in the work dir; agents
   are soft state): `state_fetch_ms` its read at start, `state_store_ms` its
   writes, `registry_size_bytes` its file;
 - `master/http_cache_hits`, `master/dropped_messages`,
   `master/*_revocable_*`, `master/slave_shutdowns_*`,
   `master/slave_unreachable_*` (but `_completed`), `master/messages_update_slave`,
-  `master/messages_authenticate`, the `invalid_*` counters but status
-  updates: 0 - none of these happen here.
+  `master/messages_authenticate`, the `invalid_*` counters but those of status
+  updates and of operation status acknowledgements: 0 - none of these happen here.
 
 Per framework (Mesos's `publish_per_framework_metrics`):
 `master/frameworks/<name>/<id>/calls[/<call>]`, `events[/<event>]`,
@@ -57,28 +56,27 @@ ZERO_KEYS = (
     "allocator/event_queue_dispatches", "allocator/mesos/event_queue_dispatches", "master/dropped_messages",
     "master/event_queue_dispatches", "master/event_queue_http_requests", "master/event_queue_messages",
     "master/http_cache_hits", "master/invalid_executor_to_framework_messages",
-    "master/invalid_framework_to_executor_messages", "master/invalid_operation_status_update_acknowledgements",
-    "master/invalid_operation_status_updates", "master/invalid_status_update_acknowledgements",
-    "master/messages_authenticate", "master/messages_exited_executor",
-    "master/messages_operation_status_update", "master/messages_operation_status_update_acknowledgement",
-    "master/messages_update_slave", "master/messages_unregister_slave", "master/recovery_slave_removals",
-    "master/slave_removals/reason_registered", "master/slave_removals/reason_unregistered",
-    "master/slave_shutdowns_canceled", "master/slave_shutdowns_completed", "master/slave_shutdowns_scheduled",
-    "master/slave_unreachable_canceled", "master/slave_unreachable_scheduled",
-    "master/valid_operation_status_update_acknowledgements", "master/valid_operation_status_updates")
+    "master/invalid_framework_to_executor_messages", "master/invalid_operation_status_updates",
+    "master/invalid_status_update_acknowledgements", "master/messages_authenticate", "master/messages_exited_executor",
+    "master/messages_operation_status_update", "master/messages_update_slave", "master/messages_unregister_slave",
+    "master/recovery_slave_removals", "master/slave_removals/reason_registered",
+    "master/slave_removals/reason_unregistered", "master/slave_shutdowns_canceled", "master/slave_shutdowns_completed",
+    "master/slave_shutdowns_scheduled", "master/slave_unreachable_canceled", "master/slave_unreachable_scheduled",
+    "master/valid_operation_status_updates")
 # Counters the master keeps (Master.count), read as they are.
 COUNTED_KEYS = (
-    "master/invalid_status_updates", "master/messages_deactivate_framework", "master/messages_decline_offers",
-    "master/messages_executor_to_framework", "master/messages_framework_to_executor", "master/messages_kill_task",
-    "master/messages_launch_tasks", "master/messages_reconcile_operations", "master/messages_reconcile_tasks",
-    "master/messages_register_framework", "master/messages_register_slave", "master/messages_reregister_framework",
-    "master/messages_reregister_slave", "master/messages_resource_request", "master/messages_revive_offers",
-    "master/messages_status_update", "master/messages_status_update_acknowledgement",
+    "master/invalid_operation_status_update_acknowledgements", "master/invalid_status_updates",
+    "master/messages_deactivate_framework", "master/messages_decline_offers", "master/messages_executor_to_framework",
+    "master/messages_framework_to_executor", "master/messages_kill_task", "master/messages_launch_tasks",
+    "master/messages_operation_status_update_acknowledgement", "master/messages_reconcile_operations",
+    "master/messages_reconcile_tasks", "master/messages_register_framework", "master/messages_register_slave",
+    "master/messages_reregister_framework", "master/messages_reregister_slave", "master/messages_resource_request",
+    "master/messages_revive_offers", "master/messages_status_update", "master/messages_status_update_acknowledgement",
     "master/messages_suppress_offers", "master/messages_unregister_framework", "master/slave_registrations",
     "master/slave_removals", "master/slave_removals/reason_unhealthy", "master/slave_reregistrations",
     "master/slave_unreachable_completed", "master/valid_executor_to_framework_messages",
-    "master/valid_framework_to_executor_messages", "master/valid_status_update_acknowledgements",
-    "master/valid_status_updates")
+    "master/valid_framework_to_executor_messages", "master/valid_operation_status_update_acknowledgements",
+    "master/valid_status_update_acknowledgements", "master/valid_status_updates")
 
 
 def metrics_json(m: Master) -> dict[str, float]:
@@ -90,9 +88,8 @@ def metrics_json(m: Master) -> dict[str, float]:
     out.update(_tasks_and_registrations(m))
     for f in m.frameworks.values():
         out.update(framework_metrics(m, f))
-    out.update({f"master/operations/{state}": 0.0 for state in OPERATION_STATES})
-    out.update({f"master/operations/{op}/{state}": 0.0 for op in OPERATIONS if op not in ("launch", "launch_group")
-                for state in OPERATION_STATES})
+    out.update(m.operation_feedback.metrics(tuple(op for op in OPERATIONS if op not in ("launch", "launch_group")),
+                                            OPERATION_STATES))
     out.update(percentiles("registrar/state_store_ms", list(m.store.store_ms)))
     out.update({"registrar/state_fetch_ms": m.store.fetch_ms, "registrar/registry_size_bytes":
                 float(m.store.size_bytes()), "registrar/queued_operations": 0.0})

@@ -76,7 +76,7 @@ class OperatorEndpoint:
             "GET_AGENTS": lambda _: operator_v1.get_agents(self.m),
             "GET_FRAMEWORKS": lambda _: operator_v1.get_frameworks(self.m),
             "GET_EXECUTORS": lambda _: operator_v1.get_executors(self.m),
-            "GET_OPERATIONS": lambda _: {"operations": []},
+            "GET_OPERATIONS": lambda _: {"operations": self.m.operation_feedback.operations()},
             "GET_TASKS": lambda _: operator_v1.get_tasks(self.m),
             "GET_ROLES": lambda _: operator_v1.get_roles(self.m),
             "GET_WEIGHTS": lambda _: {"weight_infos": [{"role": r, "weight": w}

@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from scylla_singa.mesos.api.fields import build_info
-from .operator_views import AGENT_CAPABILITIES, master_flags, roles_in_use, total
+from scylla_singa.mesos.api.protocol import AGENT_CAPABILITIES
+from .operator_views import master_flags, roles_in_use, total
 
 if TYPE_CHECKING:
     from .master_core import Master

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from scylla_singa.mesos.api import codec
 from scylla_singa.mesos.api.fields import build_info, mesos_duration
 from scylla_singa.mesos.api.proto import mesos_pb2
+from scylla_singa.mesos.api.protocol import AGENT_CAPABILITIES
 from scylla_singa.mesos.api.resources import Resources, attributes_dict
 
 if TYPE_CHECKING:
@@ -29,8 +30,6 @@ if TYPE_CHECKING:
 # The per-state counters /state-summary writes, in Mesos's order.
 SUMMARY_STATES = ("TASK_STAGING", "TASK_STARTING", "TASK_RUNNING", "TASK_KILLING", "TASK_FINISHED", "TASK_KILLED",
                   "TASK_FAILED", "TASK_LOST", "TASK_ERROR", "TASK_UNREACHABLE")
-# What an agent of ours can do, in AgentInfo.Capability names (see docs/contracts.md).
-AGENT_CAPABILITIES = ("MULTI_ROLE", "HIERARCHICAL_ROLE", "RESIZE_VOLUME")
 
 
 def total(items) -> Resources:

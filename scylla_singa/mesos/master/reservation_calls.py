@@ -67,6 +67,7 @@ def _apply(m: Master, body: JsonDict, kind: str, principal: str | None) -> None:
         raise CallError(400, f"Invalid {kind} operation{where}: {exc}") from None
     _free_on_agent(m, agent, before)
     m.convert_resources(agent.id, before, after)
+    m.operation_feedback.applied_without_feedback(kind)
     m.schedule_allocation()
 
 

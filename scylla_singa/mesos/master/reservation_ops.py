@@ -30,18 +30,36 @@ def reserve(items: Any, principal: str | None, roles: Iterable[str] | None = Non
     """(the unreserved resources taken, the reserved ones put back) of a RESERVE of `items`.
 
     Every item must be dynamically reserved; when `principal` (who asks) is known, a reservation that names a
-    principal must name that one; when `roles` is given (a framework's roles), it must reserve for one of them.
+    principal must name that one; when `roles` is given (a framework's roles: the call is an ACCEPT), each
+    item must be allocated to one of them and reserved for the role it is allocated to, as Mesos checks it.
     """
     after = _each_dynamic(items, "RESERVE")
-    for piece, reservation in _pieces(items):
+    for item, (piece, reservation) in zip(items, _pieces(items)):
         if principal is not None and reservation.principal not in (None, principal):
             raise OperationInvalid(f"Resource {piece} is reserved by principal '{reservation.principal}', but "
                                    f"the request comes from principal '{principal}'")
-        allowed = None if roles is None else set(roles)
-        if allowed is not None and reservation.role not in allowed:
-            raise OperationInvalid(f"Resource {piece} is reserved for role '{reservation.role}', which is not "
-                                   f"one of this framework's roles ({', '.join(sorted(allowed))})")
+        if roles is not None:
+            _check_allocated_to_its_role(item, piece, reservation.role, set(roles))
     return after.unreserved_form(), after
+
+
+def _check_allocated_to_its_role(item: dict[str, Any], piece: Resources, role: str, roles: set[str]) -> None:
+    """A framework reserves what it was offered (allocated to one of its roles) for that same role; Mesos's
+    checks, in its order and words."""
+    allocated = (item.get("allocation_info") or {}).get("role")
+    framework_roles = "{ " + ", ".join(sorted(roles)) + " }"
+    if not allocated:
+        raise OperationInvalid(f"A reserve operation was attempted on unallocated resource {piece}, but "
+                               f"frameworks can only perform reservations on allocated resources")
+    if allocated != role:
+        raise OperationInvalid(f"A reserve operation was attempted for a resource with role '{role}', but the "
+                               f"resource was allocated to role '{allocated}'")
+    if allocated not in roles:
+        raise OperationInvalid(f"A reserve operation was attempted for a resource allocated to role "
+                               f"'{allocated}', but the framework only has roles '{framework_roles}'")
+    if role not in roles:
+        raise OperationInvalid(f"A reserve operation was attempted for a resource with role '{role}', but the "
+                               f"framework can only reserve resources with roles '{framework_roles}'")
 
 
 def unreserve(items: Any) -> tuple[Resources, Resources]:

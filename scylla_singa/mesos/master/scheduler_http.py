@@ -23,7 +23,7 @@ from typing import Any
 from aiohttp import web
 
 from scylla_singa.mesos.api.call_validation import validate_scheduler_call
-from scylla_singa.mesos.api.codec import SCHEDULER, CodecError, encode_response, response_media_type
+from scylla_singa.mesos.api.codec import SCHEDULER, CodecError, response_media_type
 from scylla_singa.mesos.api.credentials import authenticate
 from scylla_singa.mesos.api.fields import value
 from scylla_singa.mesos.api.http_auth import unauthorized
@@ -76,11 +76,9 @@ class SchedulerEndpoint:
                 return await self._subscribe(request, call, principal)
             fw = self.m.check_call(call, request.headers.get("Mesos-Stream-Id"), principal)
             count_call(self.m, fw, call)
-            answer = self.m.handle_call(fw, call)
+            self.m.handle_call(fw, call)
         except CallError as exc:
             return text(exc.status, exc.message)
-        if answer is not None:  # a call with a Response (RECONCILE_OPERATIONS)
-            return _response(request, answer)
         if call["type"] == "UPDATE_FRAMEWORK":
             return web.Response(status=200)   # Mesos answers this one call 200 OK, with no body
         return accepted()
@@ -126,7 +124,8 @@ CALL_COUNTERS = {
     "DECLINE": "master/messages_decline_offers", "REVIVE": "master/messages_revive_offers",
     "SUPPRESS": "master/messages_suppress_offers", "KILL": "master/messages_kill_task",
     "ACKNOWLEDGE": "master/messages_status_update_acknowledgement", "RECONCILE": "master/messages_reconcile_tasks",
-    "RECONCILE_OPERATIONS": "master/messages_reconcile_operations"}   # MESSAGE and REQUEST: the Master counts
+    "RECONCILE_OPERATIONS": "master/messages_reconcile_operations",
+    "ACKNOWLEDGE_OPERATION_STATUS": "master/messages_operation_status_update_acknowledgement"}   # MESSAGE and REQUEST: the Master counts
 
 
 def count_call(m: Master, fw: FrameworkRec, call: dict[str, Any]) -> None:
@@ -150,12 +149,3 @@ def count_call(m: Master, fw: FrameworkRec, call: dict[str, Any]) -> None:
     elif kind == "ACKNOWLEDGE":
         m.count("master/valid_status_update_acknowledgements")
 
-
-def _response(request: web.Request, response: dict[str, Any]) -> web.Response:
-    """A scheduler Response body in the format the caller accepts (JSON when it may)."""
-    try:
-        media_type = response_media_type(request.headers.get("Accept"))
-    except CodecError as exc:
-        return text(exc.status, exc.message)
-    return web.Response(status=200, body=encode_response(SCHEDULER, response, media_type),
-                        content_type=media_type)

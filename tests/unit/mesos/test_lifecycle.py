@@ -240,12 +240,13 @@ def test_a_row_for_an_undeclared_state_fails_when_the_table_is_built() -> None:
                         {("CONECTED", rl.FrameworkSubscribes): ("CONNECTED", ())})
 
 
-def test_every_scheduler_call_has_a_handler_and_the_ones_without_effect_are_listed(master) -> None:
+def test_every_scheduler_call_has_a_handler(master) -> None:
     assert set(master._calls) == master_core.CALLS - {"SUBSCRIBE"}
-    assert {k for k, h in master._calls.items() if h == master._call_without_effect} == master_core.CALLS_WITHOUT_EFFECT
-    # the custom executors' calls and the one call with a Response have handlers of their own
+    # the custom executors' calls and operation feedback have handlers of their own
     assert (master._calls["SHUTDOWN"], master._calls["MESSAGE"]) == (master._call_shutdown, master._call_message)
-    assert master._calls["RECONCILE_OPERATIONS"] == master._call_reconcile_operations
+    feedback = master.operation_feedback
+    assert (master._calls["RECONCILE_OPERATIONS"], master._calls["ACKNOWLEDGE_OPERATION_STATUS"]) == (
+        feedback.reconcile, feedback.acknowledge)
 
 
 def test_a_call_kind_without_a_handler_fails_when_the_master_is_built(monkeypatch) -> None:

@@ -87,8 +87,18 @@ def test_reserve_and_unreserve_are_checked_as_mesos_checks_them() -> None:
          "Resource cpus(reservations: [(STATIC,ml)]):1 is not dynamically reserved"),
         (lambda: reserve([_scalar("cpus", 1, reservations=_dynamic("ml", "eve"))], "ops"),
          "reserved by principal 'eve', but the request comes from principal 'ops'"),
-        (lambda: reserve([_scalar("cpus", 1, reservations=_dynamic("ml"))], None, {"batch"}),
-         "reserved for role 'ml', which is not one of this framework's roles (batch)"),
+        # a framework's RESERVE (roles given): what it was offered, for the role it was offered to
+        (lambda: reserve([_scalar("cpus", 1, reservations=_dynamic("ml"))], None, {"ml"}),
+         "A reserve operation was attempted on unallocated resource cpus(reservations: [(DYNAMIC,ml)]):1, but "
+         "frameworks can only perform reservations on allocated resources"),
+        (lambda: reserve([_scalar("cpus", 1, reservations=_dynamic("ml"), allocation_info={"role": "batch"})],
+                         None, {"batch"}),
+         "A reserve operation was attempted for a resource with role 'ml', but the resource was allocated to "
+         "role 'batch'"),
+        (lambda: reserve([_scalar("cpus", 1, reservations=_dynamic("ml"), allocation_info={"role": "ml"})],
+                         None, {"batch", "etl"}),
+         "A reserve operation was attempted for a resource allocated to role 'ml', but the framework only has "
+         "roles '{ batch, etl }'"),
         (lambda: reserve([], None), "needs the resources"),
         (lambda: unreserve([_scalar("cpus", 1)]), "not dynamically reserved"),
         (lambda: unreserve([_scalar("cpus", -1, reservations=_dynamic("ml"))]), "Invalid resources"),
