@@ -26,18 +26,21 @@ from .confined_paths import PathRefused, open_confined
 
 if TYPE_CHECKING:
     from .agent_core import AgentCore
+    from .standalone_containers import StandaloneContainers
 
 MAX_READ = 16 * 1024 * 1024
 
 
 class AgentHTTP:
     """Handlers for one agent: `roots` are the directories file paths must stay within; `flags` its flags
-    (strings, agent_views.agent_flags); `extra_routes` the agent's other APIs (the executor API)."""
+    (strings, agent_views.agent_flags); `extra_routes` the agent's other APIs (the executor API);
+    `standalone` its operator-launched containers (None: a simulated agent, which runs none)."""
 
     def __init__(self, core: AgentCore, roots: list[Path], flags: dict[str, str], start_time: float,
                  gc_delay_s: float, extra_routes: list[web.RouteDef] | None = None,
-                 auth: AuthPolicy = AuthPolicy(None)) -> None:
+                 auth: AuthPolicy = AuthPolicy(None), standalone: StandaloneContainers | None = None) -> None:
         self.core = core
+        self.standalone = standalone
         self.auth = auth
         self.roots = [os.path.realpath(r) for r in roots]
         self.flags = flags
@@ -49,7 +52,7 @@ class AgentHTTP:
         app = web.Application(client_max_size=MAX_BODY, middlewares=[
             authentication_middleware(self.auth, "use a principal of the agent's --http-credentials file"),
             mesos_not_found])
-        operator = AgentOperatorEndpoint(self.core, self)
+        operator = AgentOperatorEndpoint(self.core, self, self.standalone)
         for prefix in ("", "/slave(1)"):
             for name, view in (("state", self.state), ("state.json", self.state), ("flags", self.flags_view),
                                ("containers", self.containers), ("monitor/statistics", self.statistics),

@@ -38,7 +38,7 @@ class ProcessRunner(TaskRunner):
 
     async def launch(self, task: AgentTask, emit: Emit) -> None:
         command = task.info.get("command") or {}
-        argv, executable = _argv(command)
+        argv, executable = command_argv(command)
         if not argv:
             emit(TaskInvalid(message="CommandInfo has no value to run"))
             return
@@ -78,18 +78,19 @@ class ProcessRunner(TaskRunner):
                 task.launch.cancel()
             emit(TaskStopped())
             return
-        _signal(proc, signal.SIGTERM)
+        signal_group(proc, signal.SIGTERM)
         try:
             await asyncio.wait_for(asyncio.shield(proc.wait()), grace_s)
         except asyncio.TimeoutError:
-            _signal(proc, signal.SIGKILL)
+            signal_group(proc, signal.SIGKILL)
 
     async def shutdown(self) -> None:
         for proc in list(self._procs.values()):
-            _signal(proc, signal.SIGKILL)
+            signal_group(proc, signal.SIGKILL)
 
 
-def _argv(command: dict[str, Any]) -> tuple[list[str], str | None]:
+def command_argv(command: dict[str, Any]) -> tuple[list[str], str | None]:
+    """(argv, the executable or None) of a CommandInfo, as Mesos runs it; an empty argv: nothing to run."""
     value = command.get("value")
     if command.get("shell", True):
         return (["/bin/sh", "-c", value] if value else []), None
@@ -132,7 +133,8 @@ def _link_volumes(task: AgentTask, user: TaskUser) -> None:
     hand_to(task.volume_mounts, user.uid, user.gid)
 
 
-def _signal(proc: asyncio.subprocess.Process, sig: int) -> None:
+def signal_group(proc: asyncio.subprocess.Process, sig: int) -> None:
+    """Signal the process and everything it started (its own session's group); gone already is fine."""
     try:
         os.killpg(proc.pid, sig)
     except (ProcessLookupError, PermissionError):

@@ -273,4 +273,45 @@ def validate_master_operator_call(call: JsonDict) -> str:
 
 def validate_agent_operator_call(call: JsonDict) -> str:
     """Mesos's agent::Call validation; returns the call type."""
-    return _payload("agent", call, AGENT_OPERATOR_PAYLOADS)
+    kind = _payload("agent", call, AGENT_OPERATOR_PAYLOADS)
+    if kind in CONTAINER_CALLS:
+        problem = container_id_problem(call[kind.lower()].get("container_id"))
+        if problem is not None:
+            raise CallInvalid("agent", f"'{kind.lower()}.container_id' is invalid: {problem}")
+    return kind
+
+
+# Agent calls naming a container by its ContainerID, which Mesos checks first.
+CONTAINER_CALLS = frozenset({"LAUNCH_CONTAINER", "WAIT_CONTAINER", "KILL_CONTAINER", "REMOVE_CONTAINER",
+                             "LAUNCH_NESTED_CONTAINER", "WAIT_NESTED_CONTAINER", "KILL_NESTED_CONTAINER",
+                             "REMOVE_NESTED_CONTAINER", "LAUNCH_NESTED_CONTAINER_SESSION"})
+# Mesos's ContainerID rules: its common ID rules (NAME_MAX, no path separators or control characters), then
+# the container's own (a length, no '.' or ' ': it writes nested ids as parent.child).
+ID_NAME_MAX = 255
+CONTAINER_ID_MAX = 242
+
+
+def container_id_problem(container_id: Any) -> str | None:
+    """What is wrong with a ContainerID (and its parents), in Mesos's words, or None."""
+    if not isinstance(container_id, dict):
+        return "Expecting a ContainerID object"
+    cid = container_id.get("value")
+    cid = cid if isinstance(cid, str) else ""
+    if not cid:
+        return "ID must not be empty"
+    if len(cid) > ID_NAME_MAX:
+        return f"ID must not be greater than {ID_NAME_MAX} characters"
+    if cid in (".", ".."):
+        return f"'{cid}' is disallowed"
+    if any(c in "/\\" or ord(c) < 32 or ord(c) == 127 for c in cid):
+        return f"'{cid}' contains invalid characters"
+    if len(cid) > CONTAINER_ID_MAX:
+        return f"'ContainerID.value' '{cid}' exceeds the maximum length ({CONTAINER_ID_MAX})"
+    if any(c in ". " for c in cid):
+        return f"'ContainerID.value' '{cid}' contains invalid characters"
+    parent = container_id.get("parent")
+    if parent is not None:
+        problem = container_id_problem(parent)
+        if problem is not None:
+            return f"'ContainerID.parent' is invalid: {problem}"
+    return None
