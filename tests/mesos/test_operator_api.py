@@ -75,20 +75,19 @@ def test_every_read_only_agent_call_answers_completely(busy, media_type: MediaTy
 
 
 def test_what_an_agent_does_not_run_is_answered_501_with_the_reason(busy, cluster) -> None:
-    """A nested container (under a task's container) and resource providers are not run by our agents; a
-    simulated agent runs no standalone container either. Each says so (standalone containers on a process
-    agent: tests/security/test_standalone_containers.py and the comparison with Mesos in tests/apache_mesos)."""
+    """Attaching to a running container's output and resource providers are not offered by our agents; a
+    simulated agent runs no container at all. Each says so (the containers they do run: nested ones in
+    tests/mesos/test_container_sessions.py and tests/compat/test_task_exec.py, standalone ones in
+    tests/security/test_standalone_containers.py, both compared with Mesos in tests/apache_mesos)."""
     m, _, _ = busy
     agent = m.agent_addresses[0]
     containers, _ = operator_call(agent, AGENT_OPERATOR, {"type": "GET_CONTAINERS"}, MediaType.JSON)
-    parent = containers.get_containers.containers[0].container_id.value
-    nested = {"container_id": {"value": "debug", "parent": {"value": parent}}, "command": {"value": "true"}}
-    for body in ({"type": "LAUNCH_CONTAINER", "launch_container": nested},
-                 {"type": "LAUNCH_NESTED_CONTAINER", "launch_nested_container": nested},
+    task_container = {"value": containers.get_containers.containers[0].container_id.value}
+    for body in ({"type": "ATTACH_CONTAINER_OUTPUT", "attach_container_output": {"container_id": task_container}},
                  {"type": "ADD_RESOURCE_PROVIDER_CONFIG", "add_resource_provider_config": {"info": {
                      "type": "org.apache.mesos.rp.local.storage", "name": "lvm"}}}):
         answer = requests.post(f"http://{agent}/api/v1", json=body, timeout=10)
-        assert answer.status_code == 501 and "not nested Mesos containers" in answer.text, (body["type"], answer.text)
+        assert answer.status_code == 501 and "no I/O switchboard" in answer.text, (body["type"], answer.text)
     simulated = cluster(1).agent_addresses[0]
     standalone = {"container_id": {"value": "c1"}, "command": {"value": "true", "user": "nobody"}}
     answer = requests.post(f"http://{simulated}/api/v1", json={"type": "LAUNCH_CONTAINER",

@@ -25,7 +25,7 @@ from typing import Any
 from scylla_singa.common.files import read_json, write_json_atomic
 from scylla_singa.common.transition_table import InstructionDispatch, InvalidTransition, emitted_types
 from scylla_singa.mesos.api.fields import VERSION, new_id, value
-from scylla_singa.mesos.api.protocol import make_status, new_uuid_b64
+from scylla_singa.mesos.api.protocol import container_status, make_status, new_uuid_b64
 from scylla_singa.mesos.api.resources import Resources
 from scylla_singa.mesos.api.task_states import TERMINAL_TASK_STATES
 from . import persistent_volumes
@@ -335,7 +335,9 @@ class AgentCore:
         else:
             status = make_status(task.task_id, ins.state, agent_id=self.agent_id, reason=ins.reason,
                                  message=ins.message, uuid_b64=new_uuid_b64(),
-                                 container_status=ins.container_status, executor_id=task.executor_id)
+                                 container_status=ins.container_status or _known_container_status(task,
+                                                                                                   self.info.ip),
+                                 executor_id=task.executor_id)
         self._count_update(task, status)
         task.last_status = status
         task.statuses.append(status)
@@ -480,3 +482,14 @@ def _capable(framework: dict[str, Any], name: str) -> bool:
 
 def _safe(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)[:200] or "_"
+
+
+def _known_container_status(task: AgentTask, agent_ip: str) -> dict[str, Any] | None:
+    """What an update says of the task's container when its event says nothing new: the last one known, else
+    the container's id on the agent's address (where Mesos's executor container runs before the task's
+    own is up). Mesos's agent puts the container's status on every update of a task it runs, and clients
+    read it from the first (avmesos-cli's `task exec` finds the container in statuses[0])."""
+    for earlier in reversed(task.statuses):
+        if earlier.get("container_status"):
+            return earlier["container_status"]
+    return container_status(task.container_id, agent_ip, None) if task.container_id else None

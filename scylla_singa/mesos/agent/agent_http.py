@@ -26,6 +26,7 @@ from .confined_paths import PathRefused, open_confined
 
 if TYPE_CHECKING:
     from .agent_core import AgentCore
+    from .nested_containers import NestedContainers
     from .standalone_containers import StandaloneContainers
 
 MAX_READ = 16 * 1024 * 1024
@@ -34,13 +35,15 @@ MAX_READ = 16 * 1024 * 1024
 class AgentHTTP:
     """Handlers for one agent: `roots` are the directories file paths must stay within; `flags` its flags
     (strings, agent_views.agent_flags); `extra_routes` the agent's other APIs (the executor API);
-    `standalone` its operator-launched containers (None: a simulated agent, which runs none)."""
+    `standalone` and `nested` its operator-launched containers (None: a simulated agent, which runs none)."""
 
     def __init__(self, core: AgentCore, roots: list[Path], flags: dict[str, str], start_time: float,
                  gc_delay_s: float, extra_routes: list[web.RouteDef] | None = None,
-                 auth: AuthPolicy = AuthPolicy(None), standalone: StandaloneContainers | None = None) -> None:
+                 auth: AuthPolicy = AuthPolicy(None), standalone: StandaloneContainers | None = None,
+                 nested: NestedContainers | None = None) -> None:
         self.core = core
         self.standalone = standalone
+        self.nested = nested
         self.auth = auth
         self.roots = [os.path.realpath(r) for r in roots]
         self.flags = flags
@@ -52,7 +55,7 @@ class AgentHTTP:
         app = web.Application(client_max_size=MAX_BODY, middlewares=[
             authentication_middleware(self.auth, "use a principal of the agent's --http-credentials file"),
             mesos_not_found])
-        operator = AgentOperatorEndpoint(self.core, self, self.standalone)
+        operator = AgentOperatorEndpoint(self.core, self, self.standalone, self.nested)
         for prefix in ("", "/slave(1)"):
             for name, view in (("state", self.state), ("state.json", self.state), ("flags", self.flags_view),
                                ("containers", self.containers), ("monitor/statistics", self.statistics),

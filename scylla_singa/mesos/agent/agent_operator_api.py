@@ -3,12 +3,13 @@
 Answers as the master's operator API does (mesos/master/operator_api.py):
 405 with `Allow: POST`, 400/415 for the body, 400 "Failed to validate
 agent::Call: ...", 406 when Accept allows neither format, then the answer.
-The read-only calls are served (shapes in agent_views.py), and the
+The read-only calls are served (shapes in agent_views.py), the
 standalone container calls (LAUNCH/WAIT/KILL/REMOVE_CONTAINER without a
-parent: standalone_containers.py). Nested containers (a container id with
-a parent), attach and resource provider calls are answered 501 with the
-reason (the agent runs Docker containers and processes, not nested Mesos
-containers); a parent that does not exist is 400, as from Mesos.
+parent: standalone_containers.py) and the nested ones (with a parent, the
+*_NESTED_CONTAINER calls, LAUNCH_NESTED_CONTAINER_SESSION and
+ATTACH_CONTAINER_INPUT: nested_containers.py, container_sessions.py).
+ATTACH_CONTAINER_OUTPUT and the resource provider calls are answered 501
+with the reason; a simulated agent runs no containers (501).
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from scylla_singa.mesos.api.call_validation import validate_agent_operator_call
+from scylla_singa.mesos.api.call_validation import CallInvalid, validate_agent_operator_call
 from scylla_singa.mesos.api.codec import AGENT_OPERATOR, encode_response
 from scylla_singa.mesos.api.fields import build_info
 from scylla_singa.mesos.api.http_answers import CallRefused, answer_media_type, method_not_allowed, read_call, text
 from . import agent_views
+from .container_sessions import RECORDIO, attach_input, launch_session
+from .nested_containers import NestedContainers, NestedRefused
 from .standalone_containers import Refused, StandaloneContainers
 
 if TYPE_CHECKING:
@@ -31,18 +34,23 @@ if TYPE_CHECKING:
     from .agent_http import AgentHTTP
 
 JsonDict = dict[str, Any]
-NOT_HERE = ("this agent runs Docker containers and processes, not nested Mesos containers, and has no "
-            "resource providers")
+NOT_HERE = ("this agent has no I/O switchboard to attach to a running container's output, and no resource "
+            "providers")
 SIMULATED = "a simulated agent runs no processes"
-STANDALONE_CALLS = ("LAUNCH_CONTAINER", "WAIT_CONTAINER", "KILL_CONTAINER", "REMOVE_CONTAINER")
+CONTAINER_CALLS = ("LAUNCH_CONTAINER", "WAIT_CONTAINER", "KILL_CONTAINER", "REMOVE_CONTAINER")
+# The older names of the nested container calls, by the call they are.
+NESTED_CALLS = {"LAUNCH_NESTED_CONTAINER": "LAUNCH_CONTAINER", "WAIT_NESTED_CONTAINER": "WAIT_CONTAINER",
+                "KILL_NESTED_CONTAINER": "KILL_CONTAINER", "REMOVE_NESTED_CONTAINER": "REMOVE_CONTAINER"}
 
 
 class AgentOperatorEndpoint:
     """The read-only agent operator API of one agent."""
 
-    def __init__(self, core: AgentCore, http: AgentHTTP, standalone: StandaloneContainers | None = None) -> None:
+    def __init__(self, core: AgentCore, http: AgentHTTP, standalone: StandaloneContainers | None = None,
+                 nested: NestedContainers | None = None) -> None:
         self.core = core
-        self.standalone = standalone   # None: a simulated agent
+        self.standalone = standalone   # None (both): a simulated agent
+        self.nested = nested
         self.handlers: dict[str, Callable[[JsonDict], JsonDict]] = {
             "GET_HEALTH": lambda _: {"healthy": True},
             "GET_FLAGS": lambda _: {"flags": [{"name": k, "value": v} for k, v in http.flags.items()]},
@@ -64,13 +72,19 @@ class AgentOperatorEndpoint:
     async def handle(self, request: web.Request) -> web.Response:
         if request.method != "POST":
             return method_not_allowed(request.method)
+        if request.headers.get("Content-Type") == RECORDIO:   # only ATTACH_CONTAINER_INPUT streams its call
+            return await attach_input(request, self.nested)
         try:
             call, _ = await read_call(request, AGENT_OPERATOR, validate_agent_operator_call)
+            if call["type"] == "LAUNCH_NESTED_CONTAINER_SESSION":   # answered in RecordIO
+                if self.nested is None:
+                    return text(501, f"LAUNCH_NESTED_CONTAINER_SESSION is not supported by this agent: {SIMULATED}")
+                return await launch_session(request, call["launch_nested_container_session"], self.nested)
             media_type = answer_media_type(request)
         except CallRefused as refused:
             return refused.response
         kind = call["type"]
-        if kind in STANDALONE_CALLS:
+        if kind in CONTAINER_CALLS or kind in NESTED_CALLS:
             return await self._container_call(kind, call[kind.lower()], media_type)
         handler = self.handlers.get(kind)
         if handler is None:
@@ -83,35 +97,45 @@ class AgentOperatorEndpoint:
         out = agent_views.get_containers(self.core)
         if body.get("show_standalone") and self.standalone is not None:
             out["containers"] += self.standalone.running()
+        if body.get("show_nested") and self.nested is not None:
+            out["containers"] += self.nested.running()
         return out
 
     async def _container_call(self, kind: str, body: JsonDict, media_type: str) -> web.Response:
-        """A container call: standalone containers are run here; a nested one (its id has a parent) is not."""
+        """A container call: standalone without a parent, nested with one (the older names: nested only)."""
         container_id = body["container_id"]   # checked by validate_agent_operator_call
-        parent = container_id.get("parent")
-        if parent is not None:
-            return self._nested(kind, container_id)
-        if self.standalone is None:
+        if self.standalone is None or self.nested is None:
             return text(501, f"{kind} is not supported by this agent: {SIMULATED}")
+        if "parent" in container_id:
+            return await self._nested_call(NESTED_CALLS.get(kind, kind), kind, body, media_type)
+        if kind in NESTED_CALLS:
+            return text(400, CallInvalid("agent", f"Expecting '{kind.lower()}.container_id.parent' to be "
+                                                  "present").message)
         try:
             if kind == "LAUNCH_CONTAINER":
                 return web.Response(status=await self.standalone.launch(body))
             if kind == "WAIT_CONTAINER":
-                answer = {"type": kind, "wait_container": await self.standalone.wait(body)}
-                return web.Response(status=200, body=encode_response(AGENT_OPERATOR, answer, media_type,
-                                                                     as_mesos=True), content_type=media_type)
+                return _wait_answer(kind, await self.standalone.wait(body), media_type)
             (self.standalone.kill if kind == "KILL_CONTAINER" else self.standalone.remove)(body)
             return web.Response(status=200)
         except Refused as refused:
             return text(refused.status, str(refused))
 
-    def _nested(self, kind: str, container_id: JsonDict) -> web.Response:
-        parent = container_id["parent"].get("value", "")
-        known = {t.container_id for t in self.core.tasks.values()}
-        if self.standalone is not None:
-            known |= set(self.standalone.containers)
-        if parent not in known:
-            if kind == "LAUNCH_CONTAINER":
-                return text(400, f"Parent container {parent} does not exist")
-            return text(404, f"Container {parent}.{container_id.get('value', '')} cannot be found")
-        return text(501, f"{kind} of a nested container is not supported by this agent: {NOT_HERE}")
+    async def _nested_call(self, call: str, kind: str, body: JsonDict, media_type: str) -> web.Response:
+        assert self.nested is not None
+        container_id = body["container_id"]
+        try:
+            if call == "LAUNCH_CONTAINER":
+                status, _ = await self.nested.launch(body)
+                return web.Response(status=status)
+            if call == "WAIT_CONTAINER":
+                return _wait_answer(kind, {"exit_status": await self.nested.wait(container_id)}, media_type)
+            (self.nested.kill if call == "KILL_CONTAINER" else self.nested.remove)(container_id)
+            return web.Response(status=200)
+        except NestedRefused as refused:
+            return text(refused.status, str(refused))
+
+
+def _wait_answer(kind: str, termination: JsonDict, media_type: str) -> web.Response:
+    body = encode_response(AGENT_OPERATOR, {"type": kind, kind.lower(): termination}, media_type, as_mesos=True)
+    return web.Response(status=200, body=body, content_type=media_type)

@@ -30,6 +30,7 @@ from .agent_http import AgentHTTP
 from .agent_views import agent_flags
 from .master_link import MasterLink
 from .process_runner import ProcessRunner
+from .nested_containers import NestedContainers, parent_finder
 from .standalone_containers import StandaloneContainers
 from .simulated_runner import SimulatedRunner
 from .composite_runner import CompositeRunner
@@ -127,6 +128,7 @@ class Agent:
         self._gc: asyncio.Task | None = None
         self._watch: asyncio.Task | None = None
         self.standalone: StandaloneContainers | None = None   # the operator's containers (none when simulated)
+        self.nested: NestedContainers | None = None
 
     @property
     def address(self) -> str:
@@ -177,11 +179,13 @@ class Agent:
         executor_api = (ExecutorEndpoint(runner.executors,
                                          authenticate=self.cfg.http_auth().secure and self.cfg.authenticate_executors)
                         if isinstance(runner, CompositeRunner) else None)
-        self.standalone = None if self.cfg.simulate else StandaloneContainers(self.work_dir,
-                                                                              self.cfg.allow_root_tasks)
+        if not self.cfg.simulate:
+            self.standalone = StandaloneContainers(self.work_dir, self.cfg.allow_root_tasks)
+            self.nested = NestedContainers(parent_finder(self.core, self.standalone),
+                                           self.docker_runner.client if self.docker_runner is not None else None)
         http = AgentHTTP(self.core, [self.work_dir / "slaves"], flags, time.time(), self.cfg.gc_delay,
                          executor_api.routes() if executor_api is not None else None, self.cfg.http_auth(),
-                         self.standalone)
+                         self.standalone, self.nested)
         self._runner = web.AppRunner(http.app(), access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.cfg.host, self.cfg.port, reuse_address=True)
@@ -222,6 +226,8 @@ class Agent:
             await self.link.stop()
         if self.core:
             await self.core.shutdown(kill=kill)
+        if self.nested is not None:
+            await self.nested.shutdown()
         if self.standalone is not None:
             await self.standalone.shutdown()
         if self._runner:

@@ -35,7 +35,7 @@ from scylla_singa.mesos.api.call_validation import CallInvalid
 from scylla_singa.mesos.api.fields import value
 from scylla_singa.mesos.api.resources import ResourceError, Resources
 from .process_runner import command_argv, signal_group
-from .task_user import TaskUserError, clean_environment, hand_sandbox_to, resolve_user, requested_user, \
+from .task_user import TaskUser, TaskUserError, clean_environment, hand_sandbox_to, resolve_user, requested_user, \
     unreachable_parent
 
 @dataclass
@@ -46,6 +46,7 @@ class StandaloneContainer:
     sandbox: Path
     process: asyncio.subprocess.Process
     resources: Resources
+    user: TaskUser
     ended: asyncio.Event = field(default_factory=asyncio.Event)
     wait_status: int | None = None
     killed: bool = False
@@ -106,7 +107,7 @@ class StandaloneContainers:
             except OSError as exc:
                 shutil.rmtree(sandbox)
                 raise Refused(400, f"Failed to launch container {cid}: {exc}") from None
-        container = StandaloneContainer(cid, sandbox, process, resources)
+        container = StandaloneContainer(cid, sandbox, process, resources, user)
         self.containers[cid] = container
         asyncio.ensure_future(self._reap(container))
         return 200

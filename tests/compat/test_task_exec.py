@@ -1,0 +1,84 @@
+"""avmesos-cli's `mesos task exec`, as shipped, into a running task of ours: a nested container session
+(LAUNCH_NESTED_CONTAINER_SESSION, its output streamed back; ATTACH_CONTAINER_INPUT with -i; WAIT_CONTAINER for
+its exit code), run in the task's sandbox as the task's user. (A Docker task: tests/docker/mesos/test_task_exec.py.)
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scylla_singa.mesos.embedded import EmbeddedMesos
+from tests.support.mesos_framework import TestFramework, task_info
+from tests.support.scylla_home import scylla_home_at
+
+from .client_scenarios import CLIENTS, installed
+
+NOBODY_UID = 65534
+
+
+@pytest.fixture(scope="module")
+def running_task(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EmbeddedMesos, str, Path]]:
+    """A process agent (work dir searchable by every user, as /var/lib/mesos is) running one task as nobody;
+    (the cluster, the task id, avmesos-cli's config file)."""
+    if not installed():
+        pytest.skip(f"the third-party Mesos clients are not installed in {CLIENTS}: run tools/ensure_mesos_clients.sh")
+    work = tempfile.mkdtemp(prefix="scylla-exec-")
+    os.chmod(work, 0o711)
+    with scylla_home_at(tmp_path_factory.mktemp("home")):
+        cluster = EmbeddedMesos(1, simulate=False, use_docker=False, allocation_interval=0.2, insecure=True,
+                                work_dir=work).start()
+        framework = TestFramework(cluster.master_address, name="exec-target").start()
+        try:
+            offer = framework.take_offer()
+            task = task_info(offer["agent_id"], command="echo task-marker > marker; sleep 600")
+            framework.launch(offer, [task])
+            framework.wait_state(task["task_id"]["value"], "TASK_RUNNING")
+            config = tmp_path_factory.mktemp("cli") / "config.toml"
+            config.write_text(f'[master]\naddress = "{cluster.master_address}"\n')
+            yield cluster, task["task_id"]["value"], config
+        finally:
+            framework.stop()
+            cluster.stop()
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _exec(config: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    # as try_clients.py runs it: its script runs `python` from PATH, the clients' venv first
+    env = {**os.environ, "MESOS_CLI_CONFIG": str(config), "PATH": f"{CLIENTS / 'venv' / 'bin'}:{os.environ['PATH']}"}
+    return subprocess.run([str(CLIENTS / "venv" / "bin" / "mesos-cli"), "task", "exec", *args], env=env,
+                          input=stdin, capture_output=True, text=True, timeout=60)
+
+
+def test_task_exec_runs_in_the_task_sandbox_as_its_user(running_task: Any) -> None:
+    _, task_id, config = running_task
+    done = _exec(config, task_id, "sh", "-c", "id -u; cat marker; echo to-stderr >&2; exit 3")
+    assert done.returncode == 3, (done.returncode, done.stdout, done.stderr)
+    assert done.stdout.split() == [str(NOBODY_UID), "task-marker"], done.stdout
+    assert done.stderr.strip() == "to-stderr", done.stderr
+
+
+def test_task_exec_interactive_feeds_stdin(running_task: Any) -> None:
+    _, task_id, config = running_task
+    done = _exec(config, "-i", task_id, "sh", "-c", "read line; echo got:$line", stdin="hello\n")
+    assert done.returncode == 0, (done.returncode, done.stdout, done.stderr)
+    assert done.stdout.strip() == "got:hello", done.stdout
+
+
+def test_nested_sessions_end_and_leave_nothing_running(running_task: Any) -> None:
+    cluster, task_id, config = running_task
+    assert _exec(config, task_id, "true").returncode == 0
+    agent = cluster.agent_addresses[0]
+    import requests
+    answer = requests.post(f"http://{agent}/api/v1", json={"type": "GET_CONTAINERS", "get_containers": {
+        "show_nested": True}}, timeout=10).json()
+    nested = [c for c in answer["get_containers"].get("containers", []) if "parent" in c["container_status"]
+              ["container_id"]]
+    assert nested == []

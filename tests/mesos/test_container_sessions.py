@@ -1,0 +1,109 @@
+"""The streaming calls of `task exec` on a process agent, without a client: what a session streams, the input
+stream's rules, and the clear 4xx answers to what they refuse (avmesos-cli drives them as shipped in
+tests/compat/test_task_exec.py and tests/docker/mesos/test_task_exec.py)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from typing import Any
+
+import pytest
+import requests
+
+from scylla_singa.common.waiting import wait_until
+from scylla_singa.mesos.api import recordio
+from scylla_singa.mesos.embedded import EmbeddedMesos
+
+RECORDIO = "application/recordio"
+
+
+@pytest.fixture
+def agent(cluster) -> str:
+    """A process agent with one standalone container (the parent) running as nobody."""
+    m: EmbeddedMesos = cluster(1, simulate=False, use_docker=False)
+    address = m.agent_addresses[0]
+    launched = _post(address, {"type": "LAUNCH_CONTAINER", "launch_container": {
+        "container_id": {"value": "parent"}, "command": {"value": "exec sleep 300", "user": "nobody"}}})
+    assert launched.status_code == 200, launched.text
+    return address
+
+
+def _post(agent: str, body: dict[str, Any], accept: str = "application/json", **kw: Any) -> requests.Response:
+    return requests.post(f"http://{agent}/api/v1", json=body, headers={"Accept": accept}, timeout=30, **kw)
+
+
+def _session(child: str, *argv: str) -> dict[str, Any]:
+    return {"type": "LAUNCH_NESTED_CONTAINER_SESSION", "launch_nested_container_session": {
+        "container_id": {"value": child, "parent": {"value": "parent"}},
+        "command": {"value": argv[0], "arguments": list(argv), "shell": False}}}
+
+
+def _input(*records: dict[str, Any]) -> bytes:
+    return b"".join(recordio.encode(json.dumps(r).encode()) for r in records)
+
+
+def _stdin(data: bytes) -> dict[str, Any]:
+    return {"type": "ATTACH_CONTAINER_INPUT", "attach_container_input": {"type": "PROCESS_IO", "process_io": {
+        "type": "DATA", "data": {"type": "STDIN", "data": base64.b64encode(data).decode()}}}}
+
+
+def _names(child: str) -> dict[str, Any]:
+    return {"type": "ATTACH_CONTAINER_INPUT", "attach_container_input": {
+        "type": "CONTAINER_ID", "container_id": {"value": child, "parent": {"value": "parent"}}}}
+
+
+def test_a_session_streams_its_output_as_processio_records_then_its_end_is_waited(agent: str) -> None:
+    answer = _post(agent, _session("s1", "sh", "-c", "id -u; echo e >&2; exit 5"), accept=RECORDIO)
+    assert answer.status_code == 200 and answer.headers["Content-Type"] == RECORDIO, answer.text
+    assert answer.headers["Message-Content-Type"] == "application/json"
+    records = [json.loads(r) for r in recordio.Decoder().feed(answer.content)]
+    assert {r["type"] for r in records} == {"DATA"}
+    out = {kind: b"".join(base64.b64decode(r["data"]["data"]) for r in records if r["data"]["type"] == kind)
+           for kind in ("STDOUT", "STDERR")}
+    assert out == {"STDOUT": b"65534\n", "STDERR": b"e\n"}
+    waited = _post(agent, {"type": "WAIT_CONTAINER", "wait_container": {
+        "container_id": {"value": "s1", "parent": {"value": "parent"}}}})
+    assert waited.json() == {"type": "WAIT_CONTAINER", "wait_container": {"exit_status": 5 << 8}}
+
+
+def test_input_reaches_a_session_until_its_end_of_input(agent: str) -> None:
+    result: dict[str, requests.Response] = {}
+    reader = threading.Thread(target=lambda: result.update(
+        out=_post(agent, _session("s2", "cat"), accept=RECORDIO)))
+    reader.start()
+
+    def listed() -> bool:
+        answer = _post(agent, {"type": "GET_CONTAINERS", "get_containers": {"show_nested": True}}).json()
+        return any(c["container_id"]["value"] == "s2" for c in answer["get_containers"].get("containers", []))
+    wait_until(listed, 30, "the session's container to be listed")
+    fed = requests.post(f"http://{agent}/api/v1", data=_input(_names("s2"), _stdin(b"hello\n"), _stdin(b"")),
+                        headers={"Content-Type": RECORDIO, "Message-Content-Type": "application/json"}, timeout=30)
+    assert fed.status_code == 200, fed.text
+    reader.join(30)
+    records = [json.loads(r) for r in recordio.Decoder().feed(result["out"].content)]
+    assert b"".join(base64.b64decode(r["data"]["data"]) for r in records) == b"hello\n"
+
+
+@pytest.mark.parametrize("records, status, words", [
+    ([_stdin(b"x")], 400, "must name the container"),
+    ([_names("nobody-here")], 404, "cannot be found"),
+    ([], 400, "ended before it named a container"),
+], ids=["data-first", "unknown-container", "empty"])
+def test_a_bad_input_stream_is_refused_clearly(agent: str, records: list, status: int, words: str) -> None:
+    answer = requests.post(f"http://{agent}/api/v1", data=_input(*records),
+                           headers={"Content-Type": RECORDIO}, timeout=30)
+    assert answer.status_code == status and words in answer.text, answer.text
+
+
+def test_a_session_needs_recordio_an_existing_parent_and_no_tty(agent: str) -> None:
+    assert _post(agent, _session("s3", "true")).status_code == 406
+    orphan = _session("s4", "true")
+    orphan["launch_nested_container_session"]["container_id"]["parent"] = {"value": "none"}
+    answer = _post(agent, orphan, accept=RECORDIO)
+    assert answer.status_code == 400 and answer.text == "Parent container none does not exist"
+    with_tty = _session("s5", "true")
+    with_tty["launch_nested_container_session"]["container"] = {"type": "MESOS", "tty_info": {}}
+    answer = _post(agent, with_tty, accept=RECORDIO)
+    assert answer.status_code == 400 and answer.text == "The provided ContainerInfo is not supported"
