@@ -88,6 +88,8 @@ def test_what_an_agent_does_not_run_is_answered_501_with_the_reason(busy, cluste
                      "type": "org.apache.mesos.rp.local.storage", "name": "lvm"}}}):
         answer = requests.post(f"http://{agent}/api/v1", json=body, timeout=10)
         assert answer.status_code == 501 and "no I/O switchboard" in answer.text, (body["type"], answer.text)
+    pruned = requests.post(f"http://{agent}/api/v1", json={"type": "PRUNE_IMAGES"}, timeout=10)
+    assert (pruned.status_code, pruned.text) == (200, ""), pruned.text   # nothing of ours to prune, as in Mesos
     simulated = cluster(1).agent_addresses[0]
     standalone = {"container_id": {"value": "c1"}, "command": {"value": "true", "user": "nobody"}}
     answer = requests.post(f"http://{simulated}/api/v1", json={"type": "LAUNCH_CONTAINER",

@@ -68,6 +68,9 @@ class AgentOperatorEndpoint:
             "GET_OPERATIONS": lambda _: {},
             "GET_RESOURCE_PROVIDERS": lambda _: {},
         }
+        # Answered 200 with nothing done, as a Mesos agent without an image store of its own answers it (the
+        # Docker images a task uses are the engine's, which the operator prunes with `docker image prune`).
+        self.empty_answers = {"PRUNE_IMAGES"}
 
     async def handle(self, request: web.Request) -> web.Response:
         if request.method != "POST":
@@ -86,6 +89,8 @@ class AgentOperatorEndpoint:
         kind = call["type"]
         if kind in CONTAINER_CALLS or kind in NESTED_CALLS:
             return await self._container_call(kind, call[kind.lower()], media_type)
+        if kind in self.empty_answers:
+            return web.Response(status=200)
         handler = self.handlers.get(kind)
         if handler is None:
             return text(501, f"{kind} is not supported by this agent: {NOT_HERE}")
