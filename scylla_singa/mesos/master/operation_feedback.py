@@ -10,12 +10,13 @@ RECONCILE_OPERATIONS answers from what it keeps, on the event stream, as
 Mesos does (the call itself is answered 202).
 
 What differs from Mesos, and why: Mesos's agent applies the operation and
-reports it (OPERATION_PENDING until then; the agent retries an
-unacknowledged status). Here the master applies a conversion at once and
-tells the agent (CHECKPOINT_RESOURCES, in order on the agent's link), so the
-status is FINISHED when sent, and it is sent once: a framework that missed
-it reconciles. Operations live in the master's memory: a newly elected
-leader knows none (Mesos's agents report theirs when they re-register).
+reports it (OPERATION_PENDING until then). Here the master applies a
+conversion at once and tells the agent (CHECKPOINT_RESOURCES, in order on
+the agent's link), so the status is FINISHED when sent. Like Mesos's agent,
+the master sends an unacknowledged status again, 10 s after, then twice as
+late each time up to 10 min (`retry`). Operations live in the master's
+memory: a newly elected leader knows none (Mesos's agents report theirs
+when they re-register).
 
 Mesos's `master/operations/*` metrics count here too: `pending`,
 `recovering` and `unreachable` are what is in that state now, the terminal
@@ -36,6 +37,9 @@ if TYPE_CHECKING:
     from .master_core import Master
     from .master_records import FrameworkRec
 
+# Mesos's agent's retry of an unacknowledged status update: 10 s, doubling up to 10 min.
+RETRY_MIN_S = 10.0
+RETRY_MAX_S = 600.0
 TERMINAL = frozenset({"OPERATION_FINISHED", "OPERATION_FAILED", "OPERATION_ERROR", "OPERATION_DROPPED",
                       "OPERATION_GONE_BY_OPERATOR"})
 # What RECONCILE_OPERATIONS answers for an operation the master does not know, by what it knows of the agent.
@@ -75,6 +79,8 @@ class OperationRec:
     info: dict[str, Any]
     uuid: bytes
     statuses: list[dict[str, Any]] = field(default_factory=list)
+    retry_at: float | None = None   # when its unacknowledged latest status goes again (None: nothing to send)
+    retry_after: float = RETRY_MIN_S
 
     @property
     def id(self) -> str:
@@ -111,6 +117,20 @@ class OperationFeedback:
         self.by_framework.setdefault(fw.id, {})[rec.id] = rec
         self.reached[(rec.kind, "OPERATION_FINISHED")] += 1
         self._send(fw, rec.latest())
+        rec.retry_at = self.m.now() + rec.retry_after
+
+    def retry(self) -> None:
+        """Send again each latest status not acknowledged in time (a timer of the master runs this)."""
+        now = self.m.now()
+        for ops in self.by_framework.values():
+            for rec in ops.values():
+                if rec.retry_at is None or now < rec.retry_at:
+                    continue
+                fw = self.m.frameworks.get(rec.framework_id)
+                if fw is not None:
+                    self._send(fw, rec.latest())
+                rec.retry_after = min(RETRY_MAX_S, rec.retry_after * 2)
+                rec.retry_at = now + rec.retry_after
 
     def error(self, fw: FrameworkRec, op: dict[str, Any], message: str) -> None:
         """`op` was invalid (Mesos: dropped at validation): OPERATION_ERROR, without agent or uuid, as Mesos

@@ -161,3 +161,21 @@ def test_implicit_reconciliation_sends_every_followed_operation_without_uuid(res
     latest = _statuses(stream)[-1]
     assert latest == {"state": "OPERATION_FINISHED", "operation_id": {"value": "op-1"}, "agent_id": {"value": agent}}
 
+
+def test_an_unacknowledged_status_is_sent_again_later_and_later_until_acknowledged(reserved, monkeypatch) -> None:
+    m, fw, stream, agent = reserved
+    clock = [m.now()]
+    monkeypatch.setattr(m, "now", lambda: clock[0])
+    [finished] = _statuses(stream)
+
+    def sent_after(seconds: float) -> int:
+        clock[0] += seconds
+        before = len(_statuses(stream))
+        m.operation_feedback.retry()
+        return len(_statuses(stream)) - before
+    assert sent_after(9) == 0 and sent_after(1.5) == 1   # 10 s after it was sent
+    assert sent_after(19) == 0 and sent_after(1.5) == 1   # then 20 s
+    assert _statuses(stream)[-1] == finished            # the same status, the same uuid to acknowledge
+    m.handle_call(fw, {"type": "ACKNOWLEDGE_OPERATION_STATUS", "acknowledge_operation_status": {
+        "agent_id": {"value": agent}, "operation_id": {"value": "op-1"}, "uuid": finished["uuid"]["value"]}})
+    assert sent_after(3600) == 0
