@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scylla_singa.mesos.api.fields import value
-from .process_runner import command_argv, signal_group
+from .process_runner import command_argv, signal_group, spawn_as
 from .task_user import TaskUser, TaskUserError, clean_environment, requested_user, resolve_user, task_user
 
 if TYPE_CHECKING:
@@ -204,14 +204,9 @@ class NestedContainers:
         env = clean_environment(command, {"MESOS_SANDBOX": str(parent.sandbox),
                                           "MESOS_DIRECTORY": str(parent.sandbox)})
         session = nested.output is not None
-        pipe = asyncio.subprocess.PIPE
+        stdio = asyncio.subprocess.PIPE if session else asyncio.subprocess.DEVNULL
         try:
-            process = await asyncio.create_subprocess_exec(
-                *argv, executable=executable, cwd=parent.sandbox, env=env, start_new_session=True,
-                stdin=pipe if session else asyncio.subprocess.DEVNULL,
-                stdout=pipe if session else asyncio.subprocess.DEVNULL,
-                stderr=pipe if session else asyncio.subprocess.DEVNULL,
-                user=user.uid, group=user.gid, extra_groups=[])
+            process = await spawn_as(user, argv, executable, parent.sandbox, env, stdio, stdio, stdio)
         except OSError as exc:
             raise NestedRefused(400, f"Failed to launch nested container {nested.name}: {exc}") from None
         nested.pid = process.pid

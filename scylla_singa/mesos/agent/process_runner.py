@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from pathlib import Path
 from typing import Any
 
 from scylla_singa.contracts import ENV_TASK_ID
@@ -53,10 +54,7 @@ class ProcessRunner(TaskRunner):
         sandbox = task.sandbox
         with open(sandbox / "stdout", "ab") as out, open(sandbox / "stderr", "ab") as err:
             try:
-                proc = await asyncio.create_subprocess_exec(
-                    *argv, executable=executable, cwd=sandbox, env=_env(task, command), stdout=out,
-                    stderr=err, stdin=asyncio.subprocess.DEVNULL, start_new_session=True,
-                    user=user.uid, group=user.gid, extra_groups=[])
+                proc = await spawn_as(user, argv, executable, sandbox, _env(task, command), stdout=out, stderr=err)
             except OSError as exc:
                 emit(TaskLaunchFailed(message=f"Failed to launch command as user {user.name} "
                                               f"(uid {user.uid}): {exc}"))
@@ -87,6 +85,16 @@ class ProcessRunner(TaskRunner):
     async def shutdown(self) -> None:
         for proc in list(self._procs.values()):
             signal_group(proc, signal.SIGKILL)
+
+
+async def spawn_as(user: TaskUser, argv: list[str], executable: str | None, cwd: Path, env: dict[str, str],
+                   stdin: Any = asyncio.subprocess.DEVNULL, stdout: Any = asyncio.subprocess.DEVNULL,
+                   stderr: Any = asyncio.subprocess.DEVNULL) -> asyncio.subprocess.Process:
+    """A command as `user` (switched in the child: its gid, no supplementary groups, its uid), in its own
+    session (a kill reaches everything it starts), with exactly `env`. OSError when it cannot start."""
+    return await asyncio.create_subprocess_exec(
+        *argv, executable=executable, cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr,
+        start_new_session=True, user=user.uid, group=user.gid, extra_groups=[])
 
 
 def command_argv(command: dict[str, Any]) -> tuple[list[str], str | None]:

@@ -34,7 +34,7 @@ from typing import Any
 from scylla_singa.mesos.api.call_validation import CallInvalid
 from scylla_singa.mesos.api.fields import value
 from scylla_singa.mesos.api.resources import ResourceError, Resources
-from .process_runner import command_argv, signal_group
+from .process_runner import command_argv, signal_group, spawn_as
 from .task_user import TaskUser, TaskUserError, clean_environment, hand_sandbox_to, resolve_user, requested_user, \
     unreachable_parent
 
@@ -100,10 +100,7 @@ class StandaloneContainers:
         env = clean_environment(command, {"MESOS_SANDBOX": str(sandbox), "MESOS_DIRECTORY": str(sandbox)})
         with open(sandbox / "stdout", "ab") as out, open(sandbox / "stderr", "ab") as err:
             try:
-                process = await asyncio.create_subprocess_exec(
-                    *argv, executable=executable, cwd=sandbox, env=env, stdout=out, stderr=err,
-                    stdin=asyncio.subprocess.DEVNULL, start_new_session=True, user=user.uid, group=user.gid,
-                    extra_groups=[])
+                process = await spawn_as(user, argv, executable, sandbox, env, stdout=out, stderr=err)
             except OSError as exc:
                 shutil.rmtree(sandbox)
                 raise Refused(400, f"Failed to launch container {cid}: {exc}") from None
