@@ -121,7 +121,7 @@ class Master:
         self._every(self.cfg.allocation_interval, self._allocate)
         self._every(self.cfg.heartbeat_interval, self._heartbeat)
         self._every(self.cfg.agent_ping_interval, self.agent_registry.ping_agents)
-        self._every(1.0, self.operation_feedback.retry)
+        self._every(1.0, self.operation_feedback.resend_unacknowledged)
 
     def stop(self) -> None:
         """Stop timers, close streams and links, flush the store. Idempotent."""

@@ -14,7 +14,7 @@ reports it (OPERATION_PENDING until then). Here the master applies a
 conversion at once and tells the agent (CHECKPOINT_RESOURCES, in order on
 the agent's link), so the status is FINISHED when sent. Like Mesos's agent,
 the master sends an unacknowledged status again, 10 s after, then twice as
-late each time up to 10 min (`retry`). Operations live in the master's
+late each time up to 10 min (`resend_unacknowledged`). Operations live in the master's
 memory: a newly elected leader knows none (Mesos's agents report theirs
 when they re-register).
 
@@ -119,7 +119,7 @@ class OperationFeedback:
         self._send(fw, rec.latest())
         rec.retry_at = self.m.now() + rec.retry_after
 
-    def retry(self) -> None:
+    def resend_unacknowledged(self) -> None:
         """Send again each latest status not acknowledged in time (a timer of the master runs this)."""
         now = self.m.now()
         for ops in self.by_framework.values():

@@ -153,14 +153,15 @@ def test_agent_link_lifecycle_unreachable_removes_a_connected_agent() -> None:
 
 
 def test_repeating_timers_keep_one_pending_handle_each() -> None:
-    """A master runs for months: its allocation, heartbeat and ping timers must not pile up handles."""
+    """A master runs for months: its allocation, heartbeat, ping and operation-status timers must not pile up
+    handles."""
     loop = asyncio.new_event_loop()
     m = Master(MasterConfig(work_dir=None, allocation_interval=0.001, heartbeat_interval=0.001,
                             agent_ping_interval=0.001))
     m.start(loop)
     try:
         loop.run_until_complete(asyncio.sleep(0.2))
-        assert sorted(m._periodic) == ["_allocate", "_heartbeat", "ping_agents"]
+        assert sorted(m._periodic) == ["_allocate", "_heartbeat", "ping_agents", "resend_unacknowledged"]
     finally:
         m.stop()
         loop.run_until_complete(asyncio.sleep(0.01))

@@ -171,7 +171,7 @@ def test_an_unacknowledged_status_is_sent_again_later_and_later_until_acknowledg
     def sent_after(seconds: float) -> int:
         clock[0] += seconds
         before = len(_statuses(stream))
-        m.operation_feedback.retry()
+        m.operation_feedback.resend_unacknowledged()
         return len(_statuses(stream)) - before
     assert sent_after(9) == 0 and sent_after(1.5) == 1   # 10 s after it was sent
     assert sent_after(19) == 0 and sent_after(1.5) == 1   # then 20 s
