@@ -22,13 +22,21 @@ does not track: the body read has its own deadline, http_answers.py).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
 
+from .quick_lane import Answerer, QuickLane
+
 # A head longer than this is not a head aiohttp would take (its limits are 8 KB a line): the clock
 # keeps no more of an unfinished head than this, and aiohttp refuses the request itself.
 MAX_HEAD_BYTES = 64 * 1024
+# How long the quick lane waits for the rest of a body before aiohttp takes the connection (and times
+# the body with its own deadline, http_answers.BODY_READ_TIMEOUT).
+LANE_BODY_PATIENCE_S = 0.5
+# aiohttp's default keep-alive timeout: a connection the quick lane holds is closed after as long idle.
+AIOHTTP_KEEPALIVE_S = 3630.0
 
 
 class HeadClock:
@@ -83,21 +91,56 @@ class HeadClock:
 
 
 class HeadDeadlineProtocol(asyncio.Protocol):
-    """aiohttp's protocol for one connection, closed when a head is not read within `timeout` seconds."""
+    """aiohttp's protocol for one connection, closed when a head is not read within `timeout` seconds.
 
-    def __init__(self, inner: Any, timeout: float) -> None:
-        self.inner = inner
+    With a `lane` (quick_lane.py), the connection starts in it: the lane answers
+    what it can, and aiohttp's protocol is made (`make_inner`) only when the
+    lane hands the connection over. While in the lane, the head deadline runs
+    whenever part of a head is held; a body that has not all come within
+    LANE_BODY_PATIENCE_S sends the connection to aiohttp, whose body deadline
+    then applies; and a connection idle for `idle_timeout` seconds is closed,
+    as aiohttp closes an idle keep-alive connection.
+    """
+
+    def __init__(self, make_inner: Callable[[], Any], timeout: float, lane: QuickLane | None = None,
+                 idle_timeout: float = AIOHTTP_KEEPALIVE_S,
+                 on_closed: Callable[[HeadDeadlineProtocol], None] | None = None) -> None:
+        self.make_inner = make_inner
+        self.inner: Any = None if lane is not None else make_inner()
         self.timeout = timeout
+        self.lane = lane
+        self.idle_timeout = idle_timeout
+        self.on_closed = on_closed
         self.clock = HeadClock()
         self.transport: asyncio.Transport | None = None
         self.timer: asyncio.TimerHandle | None = None
+        self.idle_timer: asyncio.TimerHandle | None = None
+        self.last_active = 0.0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
-        self.inner.connection_made(transport)
+        if self.inner is not None:
+            self.inner.connection_made(transport)
+        else:
+            self._idle_check()
         self._arm()   # a client that connects and sends nothing is also cut off
 
     def data_received(self, data: bytes) -> None:
+        if self.lane is not None:
+            answers, rest = self.lane.feed(data)
+            if answers and self.transport is not None:
+                self.transport.write(answers)
+            if rest is None:
+                self.last_active = asyncio.get_running_loop().time()
+                self._disarm()
+                if self.lane.waiting_for_body:
+                    # a body split over packets comes at once; one that trickles is aiohttp's to time
+                    self.timer = asyncio.get_running_loop().call_later(LANE_BODY_PATIENCE_S, self._leave_lane)
+                elif self.lane.pending:
+                    self._arm()
+                return
+            self._hand_over()
+            data = rest
         if self.clock.watching:
             if self.clock.feed(data):
                 if self.timer is None:
@@ -106,18 +149,61 @@ class HeadDeadlineProtocol(asyncio.Protocol):
                 self._disarm()
         self.inner.data_received(data)
 
+    def _leave_lane(self) -> None:
+        """The rest of a body did not come at once: aiohttp reads it, under its own body deadline."""
+        self.timer = None
+        if self.lane is not None and self.transport is not None and not self.transport.is_closing():
+            held = self.lane.hand_over()
+            self._hand_over()
+            self.inner.data_received(held)
+
+    def _hand_over(self) -> None:
+        """From here on aiohttp serves the connection (from the first byte the lane did not answer)."""
+        self.lane = None
+        if self.idle_timer is not None:
+            self.idle_timer.cancel()
+            self.idle_timer = None
+        self.inner = self.make_inner()
+        self.inner.connection_made(self.transport)
+        if self.on_closed is not None:
+            self.on_closed(self)   # aiohttp tracks it now
+
+    def _idle_check(self) -> None:
+        loop = asyncio.get_running_loop()
+        due = self.last_active + self.idle_timeout if self.last_active else loop.time() + self.idle_timeout
+        if self.last_active and loop.time() >= due and self.transport is not None:
+            self.idle_timer = None
+            self.transport.close()
+            return
+        self.idle_timer = loop.call_at(due, self._idle_check)
+
     def eof_received(self) -> bool | None:
+        if self.inner is None:
+            return None   # the transport closes itself
         return self.inner.eof_received()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
-        self.inner.connection_lost(exc)
+        if self.idle_timer is not None:
+            self.idle_timer.cancel()
+            self.idle_timer = None
+        if self.inner is not None:
+            self.inner.connection_lost(exc)
+        elif self.on_closed is not None:
+            self.on_closed(self)
+
+    def close(self) -> None:
+        """Close a connection the lane still holds (the server stops; aiohttp closes its own)."""
+        if self.inner is None and self.transport is not None:
+            self.transport.close()
 
     def pause_writing(self) -> None:
-        self.inner.pause_writing()
+        if self.inner is not None:
+            self.inner.pause_writing()
 
     def resume_writing(self) -> None:
-        self.inner.resume_writing()
+        if self.inner is not None:
+            self.inner.resume_writing()
 
     def _arm(self) -> None:
         self.timer = asyncio.get_running_loop().call_later(self.timeout, self._expired)
@@ -136,22 +222,41 @@ class HeadDeadlineProtocol(asyncio.Protocol):
 class HeaderDeadlineSite(web.TCPSite):
     """A TCPSite whose connections must send each request head within `header_read_timeout` seconds.
 
-    Its start() is TCPSite's with the protocol factory wrapped (aiohttp offers no hook for it).
+    Its start() is TCPSite's with the protocol factory wrapped (aiohttp offers no hook for it). With
+    `lane_answerer` and `lane_paths`, each connection starts in a quick lane (quick_lane.py); stop()
+    closes the connections still in it (aiohttp closes the ones it serves).
     """
 
     def __init__(self, runner: web.BaseRunner, host: str, port: int, *, header_read_timeout: float,
-                 **kwargs: Any) -> None:
+                 lane_answerer: Answerer | None = None, lane_paths: frozenset[str] = frozenset(),
+                 idle_timeout: float = AIOHTTP_KEEPALIVE_S, **kwargs: Any) -> None:
         super().__init__(runner, host, port, **kwargs)
         self.header_read_timeout = header_read_timeout
+        self.lane_answerer = lane_answerer
+        self.lane_paths = lane_paths
+        self.idle_timeout = idle_timeout
+        self.in_lane: set[HeadDeadlineProtocol] = set()
 
     async def start(self) -> None:
         await web.BaseSite.start(self)
         server = self._runner.server
         assert server is not None
         timeout = self.header_read_timeout
+        answerer, paths, in_lane, idle = self.lane_answerer, self.lane_paths, self.in_lane, self.idle_timeout
 
         def protocol() -> HeadDeadlineProtocol:
-            return HeadDeadlineProtocol(server(), timeout)
+            if answerer is None:
+                return HeadDeadlineProtocol(server, timeout)
+            conn = HeadDeadlineProtocol(server, timeout, QuickLane(answerer, paths),
+                                        idle_timeout=idle, on_closed=in_lane.discard)
+            in_lane.add(conn)
+            return conn
         self._server = await asyncio.get_running_loop().create_server(
             protocol, self._host, self._port, ssl=self._ssl_context, backlog=self._backlog,
             reuse_address=self._reuse_address, reuse_port=self._reuse_port)
+
+    async def stop(self) -> None:
+        for conn in list(self.in_lane):
+            conn.close()
+        self.in_lane.clear()
+        await super().stop()

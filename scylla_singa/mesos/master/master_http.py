@@ -77,6 +77,7 @@ class MasterHTTP:
     def __init__(self, master: Master, extra_routes: Sequence[RouteFactory] = ()) -> None:
         self.m = master
         self.extra_routes = tuple(extra_routes)
+        self.scheduler = SchedulerEndpoint(master)
 
     def app(self) -> web.Application:
         policy = AuthPolicy(self.m.cfg.credentials, self.m.cfg.authenticate_readonly,
@@ -84,7 +85,7 @@ class MasterHTTP:
                             always_paths=frozenset({AGENT_WS_PATH}))
         app = web.Application(client_max_size=MAX_BODY,
                               middlewares=[authentication_middleware(policy, CREDENTIALS_HINT), mesos_not_found])
-        scheduler = SchedulerEndpoint(self.m)
+        scheduler = self.scheduler
         operator = OperatorEndpoint(self.m)
         for prefix in ("", "/master"):
             app.router.add_route("*", prefix + SCHEDULER_PATH, scheduler.handle)
@@ -212,6 +213,7 @@ class MasterServer:
         self.extra_routes = tuple(extra_routes)
         self.master = Master(config)
         self._runner: web.AppRunner | None = None
+        self.http: MasterHTTP | None = None
         # Called when this master stops leading: Mesos's master exits then (its soft state, agents
         # and frameworks must go to the new leader); `scylla-singa master` does the same.
         self.on_lost_leadership: Callable[[], None] | None = None
@@ -223,11 +225,14 @@ class MasterServer:
     async def start(self) -> None:
         """Bind (port 0 picks one; cfg.port is updated), start timers, contend for leadership."""
         loop = asyncio.get_running_loop()
-        self._runner = web.AppRunner(MasterHTTP(self.master, self.extra_routes).app(), handler_cancellation=True,
-                                     access_log=None, shutdown_timeout=2.0)
+        self.http = http = MasterHTTP(self.master, self.extra_routes)
+        self._runner = web.AppRunner(http.app(), handler_cancellation=True, access_log=None, shutdown_timeout=2.0)
         await self._runner.setup()
+        # Scheduler calls take the quick lane (mesos/api/quick_lane.py); everything else is aiohttp's
         site = HeaderDeadlineSite(self._runner, self.cfg.host, self.cfg.port, reuse_address=True, backlog=1024,
-                                  header_read_timeout=self.cfg.header_read_timeout, ssl_context=self.cfg.tls)
+                                  header_read_timeout=self.cfg.header_read_timeout, ssl_context=self.cfg.tls,
+                                  lane_answerer=http.scheduler.quick_answer,
+                                  lane_paths=frozenset({SCHEDULER_PATH, "/master" + SCHEDULER_PATH}))
         await site.start()
         self.cfg.port = self._runner.addresses[0][1]
         self.master.start(loop)

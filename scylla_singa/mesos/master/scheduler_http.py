@@ -22,14 +22,15 @@ from typing import Any
 
 from aiohttp import web
 
-from scylla_singa.mesos.api.call_validation import validate_scheduler_call
-from scylla_singa.mesos.api.codec import SCHEDULER, CodecError, response_media_type
+from scylla_singa.mesos.api.call_validation import CallInvalid, validate_scheduler_call
+from scylla_singa.mesos.api.codec import SCHEDULER, CodecError, decode_call, request_media_type, response_media_type
 from scylla_singa.mesos.api.credentials import authenticate
 from scylla_singa.mesos.api.fields import value
 from scylla_singa.mesos.api.http_auth import unauthorized
 from scylla_singa.mesos.api.http_answers import (CallRefused, accepted, method_not_allowed, read_call, redirect,
                                                  text)
 from scylla_singa.mesos.api.event_stream import EventStream
+from scylla_singa.mesos.api.quick_lane import AnswerWriter, RequestHead
 from .master_core import Master
 from .master_records import CallError, FrameworkRec
 
@@ -43,11 +44,17 @@ def leader_redirect(master: Master, path: str) -> web.Response | None:
     return redirect(f"//{master.leader_address}/master{path.removeprefix('/master')}")
 
 
+# Calls the quick lane leaves to `handle`: SUBSCRIBE streams, UPDATE_FRAMEWORK answers 200, UNKNOWN 501.
+_FULL_SERVER_CALLS = frozenset({"SUBSCRIBE", "UPDATE_FRAMEWORK", "UNKNOWN"})
+
+
 class SchedulerEndpoint:
     """The scheduler API of one Master (see the module docstring)."""
 
     def __init__(self, master: Master) -> None:
         self.m = master
+        self.answers = AnswerWriter()
+        self.quick_answers = 0   # calls answered in the quick lane (the tests see that it is taken)
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         not_leading = leader_redirect(self.m, request.path)
@@ -71,17 +78,56 @@ class SchedulerEndpoint:
             return text(503, "Master is shutting down") if call["type"] == "SUBSCRIBE" else accepted()
         if call["type"] == "UNKNOWN":
             return text(501, "Received 'UNKNOWN' call")
-        try:
-            if call["type"] == "SUBSCRIBE":
+        if call["type"] == "SUBSCRIBE":
+            try:
                 return await self._subscribe(request, call, principal)
-            fw = self.m.check_call(call, request.headers.get("Mesos-Stream-Id"), principal)
-            count_call(self.m, fw, call)
-            self.m.handle_call(fw, call)
-        except CallError as exc:
-            return text(exc.status, exc.message)
+            except CallError as exc:
+                return text(exc.status, exc.message)
+        refused = self._apply(call, request.headers.get("Mesos-Stream-Id"), principal)
+        if refused is not None:
+            return text(refused.status, refused.message)
         if call["type"] == "UPDATE_FRAMEWORK":
             return web.Response(status=200)   # Mesos answers this one call 200 OK, with no body
         return accepted()
+
+    def _apply(self, call: dict[str, Any], stream_id: str | None, principal: str | None) -> CallError | None:
+        """Check and apply a validated non-SUBSCRIBE call; the CallError that refused it, if one did."""
+        try:
+            fw = self.m.check_call(call, stream_id, principal)
+            count_call(self.m, fw, call)
+            self.m.handle_call(fw, call)
+        except CallError as exc:
+            return exc
+        return None
+
+    def quick_answer(self, head: RequestHead, body: bytes) -> bytes | None:
+        """The quick lane's answer to a call (mesos/api/quick_lane.py): the bytes `handle` would answer.
+
+        Only a leading, running master's ACCEPT, DECLINE, ACKNOWLEDGE, ... that
+        decodes and validates is answered here (202, or the 400/403 of the
+        framework checks); anything else returns None before any effect, and
+        `handle` answers it on aiohttp. The checks run in `handle`'s order.
+        """
+        m = self.m
+        if m.leader_address is not None or m.stopping:
+            return None
+        principal = None
+        if m.cfg.credentials is not None:
+            principal = authenticate(head.header("authorization"), m.cfg.credentials)
+            if principal is None:
+                return None
+        try:
+            call = decode_call(SCHEDULER, body, request_media_type(head.header("content-type")))
+            validate_scheduler_call(call, principal)
+        except (CodecError, CallInvalid):
+            return None
+        if call["type"] in _FULL_SERVER_CALLS:
+            return None
+        refused = self._apply(call, head.header("mesos-stream-id"), principal)
+        self.quick_answers += 1
+        if refused is not None:
+            return self.answers.text(refused.status, refused.message)
+        return self.answers.empty(202)
 
     async def _subscribe(self, request: web.Request, call: dict[str, Any], principal: str | None
                          ) -> web.StreamResponse:
