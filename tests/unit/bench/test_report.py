@@ -103,7 +103,24 @@ def test_scale_reports_where_it_stopped() -> None:
     assert s.headline[0].benchmark.startswith("2. Task overhead at 1,000 agents")
     assert s.tables[0].rows[1][-1].startswith("TimeoutError") and "Where it stops here" in s.notes[0]
     assert scale._stop_reason(bad, None).startswith("at 20,000 agents")
-    assert scale._stop_reason({**ok, "duplicate_updates": 50}, None).startswith("at 1,000 agents the master")
+    assert scale._stop_reason({**ok, "duplicate_updates": 50}, None).startswith(
+        "at 1,000 agents the cluster falls behind: median overhead 0.1 s, 50 status updates resent")
+
+
+def test_scale_says_which_step_of_the_probe_waited_when_nothing_was_resent() -> None:
+    """At the size where the sweep stops with no resends, the note gives the wait for the first update."""
+    slow = {"agents": 50000, "probes": [{"overhead_s": 10.0 + i, "times": {"offered": 0.5, "launched": 0.6,
+                                                                          "TASK_STARTING": 8.6 + i}}
+                                        for i in range(3)],
+            "cpu_percent": {"master": 86, "fleet": 44}, "rss_mb": {"master": 70}, "register_s": 2,
+            "tasks_finished_per_s": 1500, "duplicate_updates": 0, "updates": 100}
+    reason = scale._stop_reason(slow, None)
+    assert reason == ("at 50,000 agents the cluster falls behind: median overhead 11.0 s, "
+                      "no status update resent (of 100)")
+    data = {"anchor_s": 1.0, "config": {"frameworks": 200, "probes": 3, "warmup_s": 5}, "agent_resources": "r",
+            "points": [slow], "stopped": reason, "largest_planned": 50000}
+    note = scale.section(data).notes[1]
+    assert "first status update (TASK_STARTING) came 9.00 s after the launch (median; up to 10.0 s)" in note, note
 
 
 def test_placement_flags_a_policy_over_the_goal() -> None:
