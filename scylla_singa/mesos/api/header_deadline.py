@@ -114,6 +114,7 @@ class HeadDeadlineProtocol(asyncio.Protocol):
         self.clock = HeadClock()
         self.transport: asyncio.Transport | None = None
         self.timer: asyncio.TimerHandle | None = None
+        self.timer_kind: str | None = None   # in the lane: what `timer` times ("head" or "body")
         self.idle_timer: asyncio.TimerHandle | None = None
         self.last_active = 0.0
 
@@ -123,6 +124,7 @@ class HeadDeadlineProtocol(asyncio.Protocol):
             self.inner.connection_made(transport)
         else:
             self._idle_check()
+            self.timer_kind = "head"
         self._arm()   # a client that connects and sends nothing is also cut off
 
     def data_received(self, data: bytes) -> None:
@@ -132,15 +134,30 @@ class HeadDeadlineProtocol(asyncio.Protocol):
                 self.transport.write(answers)
             if rest is None:
                 self.last_active = asyncio.get_running_loop().time()
-                self._disarm()
-                if self.lane.waiting_for_body:
-                    # a body split over packets comes at once; one that trickles is aiohttp's to time
-                    self.timer = asyncio.get_running_loop().call_later(LANE_BODY_PATIENCE_S, self._leave_lane)
-                elif self.lane.pending:
-                    self._arm()
+                self._lane_timer()
                 return
             self._hand_over()
             data = rest
+        self._to_inner(data)
+
+    def _lane_timer(self) -> None:
+        """While the lane holds part of a request: the head deadline for a head, a short patience for a
+        body (then aiohttp takes it). Each runs from when that part began; more bytes do not restart it."""
+        lane = self.lane
+        assert lane is not None
+        kind = None if not lane.pending else "body" if lane.waiting_for_body else "head"
+        if kind == self.timer_kind:
+            return
+        self._disarm()
+        self.timer_kind = kind
+        if kind == "head":
+            self._arm()
+        elif kind == "body":
+            # a body split over packets comes at once; one that trickles is aiohttp's to time
+            self.timer = asyncio.get_running_loop().call_later(LANE_BODY_PATIENCE_S, self._leave_lane)
+
+    def _to_inner(self, data: bytes) -> None:
+        """Bytes for aiohttp, through the head clock."""
         if self.clock.watching:
             if self.clock.feed(data):
                 if self.timer is None:
@@ -152,14 +169,17 @@ class HeadDeadlineProtocol(asyncio.Protocol):
     def _leave_lane(self) -> None:
         """The rest of a body did not come at once: aiohttp reads it, under its own body deadline."""
         self.timer = None
+        self.timer_kind = None
         if self.lane is not None and self.transport is not None and not self.transport.is_closing():
             held = self.lane.hand_over()
             self._hand_over()
-            self.inner.data_received(held)
+            self._to_inner(held)
 
     def _hand_over(self) -> None:
         """From here on aiohttp serves the connection (from the first byte the lane did not answer)."""
         self.lane = None
+        self._disarm()   # the head clock decides from here
+        self.timer_kind = None
         if self.idle_timer is not None:
             self.idle_timer.cancel()
             self.idle_timer = None

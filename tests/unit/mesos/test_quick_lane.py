@@ -171,3 +171,59 @@ def test_a_lane_connection_idle_for_the_keep_alive_time_is_closed_and_a_busy_one
         conn.connection_lost(None)
         assert made == []   # aiohttp's protocol was never needed
     asyncio.run(scenario())
+
+
+class FakeInner:
+    """aiohttp's protocol as the wrapper sees it: what it was given, in order."""
+
+    def __init__(self) -> None:
+        self.made = False
+        self.received = b""
+
+    def connection_made(self, transport: object) -> None:
+        self.made = True
+
+    def data_received(self, data: bytes) -> None:
+        self.received += data
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        pass
+
+
+def test_a_head_trickled_into_the_lane_is_cut_at_the_deadline_from_its_start() -> None:
+    """The slowloris: a byte every 0.1 s would keep a deadline that restarts on each byte from ever firing."""
+    async def scenario() -> None:
+        transport = FakeTransport()
+        conn = HeadDeadlineProtocol(FakeInner, 0.3, QuickLane(Echo(), PATHS))
+        conn.connection_made(transport)
+        for byte in call(b"a")[:-10]:
+            if transport.is_closing():
+                break
+            conn.data_received(bytes([byte]))
+            await asyncio.sleep(0.1)
+        assert transport.is_closing(), "the trickled head outlived the head deadline"
+        conn.connection_lost(None)
+    asyncio.run(scenario())
+
+
+def test_a_trickled_body_goes_to_aiohttp_with_the_head_clock_in_step() -> None:
+    """After the lane's patience, aiohttp gets the held bytes and the rest in order; the head clock then
+    counts the body's rest as body, so it runs no head deadline while aiohttp reads it."""
+    async def scenario() -> None:
+        transport = FakeTransport()
+        inner = FakeInner()
+        conn = HeadDeadlineProtocol(lambda: inner, 0.3, QuickLane(Echo(), PATHS))
+        conn.connection_made(transport)
+        whole = call(b"0123456789")
+        conn.data_received(whole[:-6])
+        async with asyncio.timeout(5):
+            while not inner.made:
+                await asyncio.sleep(0.05)
+        assert inner.received == whole[:-6]
+        conn.data_received(whole[-6:-3])
+        conn.data_received(whole[-3:])
+        assert inner.received == whole and conn.timer is None   # no head in progress
+        await asyncio.sleep(0.5)   # longer than the head deadline: nothing cuts a connection between requests
+        assert not transport.is_closing()
+        conn.connection_lost(None)
+    asyncio.run(scenario())
