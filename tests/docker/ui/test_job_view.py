@@ -28,6 +28,7 @@ from scylla_singa.common.waiting import wait_until
 from scylla_singa.mesos.embedded import AgentSpec, EmbeddedMesos
 from scylla_singa.ui import master_page
 from scylla_singa.ui.prometheus import CONTENT_TYPE
+from tests.support.browser import goto
 from tests.support.prometheus_text import parse_exposition
 from tests.support.scylla_cli import REPO, ScyllaCli
 from .screenshots import screenshot
@@ -118,7 +119,7 @@ def _points(tab) -> int:
 
 def test_the_job_page_shows_each_process_on_its_agent(running_job, page) -> None:
     _wait_running(running_job)
-    page.goto(running_job.open())
+    goto(page, running_job.open())
     expect(page.locator(f".joblist a[data-job='{running_job.job_id}']")).to_contain_text("running")
     rows = page.locator("#procs tbody tr")
     expect(rows).to_have_count(6)
@@ -137,7 +138,7 @@ def test_the_job_page_shows_each_process_on_its_agent(running_job, page) -> None
 
 def test_the_loss_curve_gains_points_while_training(running_job, page, tmp_path) -> None:
     _wait_running(running_job)
-    page.goto(running_job.open(running_job.job_id))
+    goto(page, running_job.open(running_job.job_id))
     page.wait_for_function("() => +document.querySelector(\"#loss-chart path[data-series='train']\")"
                            "?.getAttribute('data-points') > 0")
     before = _points(page)
@@ -152,7 +153,7 @@ def test_the_loss_curve_gains_points_while_training(running_job, page, tmp_path)
 def test_a_task_log_opens_from_the_master_page(running_job, page, tmp_path) -> None:
     _wait_running(running_job)
     page.set_extra_http_headers(running_job.mesos.framework_credential.headers())   # after the Basic prompt
-    page.goto(f"{running_job.master}/")
+    goto(page, f"{running_job.master}/")
     expect(page.locator("#agents tbody tr[data-agent]")).to_have_count(2)
     fw = page.locator("#frameworks tbody tr[data-framework]")
     expect(fw).to_have_count(1)
@@ -167,7 +168,7 @@ def test_a_task_log_opens_from_the_master_page(running_job, page, tmp_path) -> N
 
 def test_a_task_log_opens_from_the_job_view(running_job, page) -> None:
     _wait_running(running_job)
-    page.goto(running_job.open(running_job.job_id))
+    goto(page, running_job.open(running_job.job_id))
     page.locator("#procs tbody tr[data-proc='1'] a.log-stdout").click()
     expect(page.locator("#log")).to_contain_text('"proc": 1')
 
@@ -198,6 +199,6 @@ def test_the_job_view_is_closed_without_the_control_token_and_the_sign_in_drops_
     for path in ("/", "/ui/api/jobs", f"/ui/api/jobs/{running_job.job_id}", "/metrics", "/api/jobs"):
         resp = requests.get(f"{running_job.view}{path}", timeout=10)
         assert resp.status_code == 401 and "needs the framework's control token" in resp.text, (path, resp.text)
-    page.goto(running_job.open(running_job.job_id))
+    goto(page, running_job.open(running_job.job_id))
     expect(page.locator(f".joblist a[data-job='{running_job.job_id}']")).to_be_visible()
     assert "token" not in page.url and page.url.endswith(f"/#{running_job.job_id}"), page.url

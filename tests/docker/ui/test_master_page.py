@@ -14,6 +14,7 @@ from playwright.sync_api import expect
 from scylla_singa.mesos.embedded import AgentSpec, EmbeddedMesos
 from scylla_singa.ui import master_page
 from scylla_singa.ui.prometheus import CONTENT_TYPE
+from tests.support.browser import goto
 from tests.support.mesos_framework import TestFramework, task_info
 from tests.support.prometheus_text import parse_exposition
 
@@ -57,7 +58,7 @@ def signed_in(mesos, page):
 
 def test_the_master_page_lists_both_agents_and_sees_one_go(mesos, signed_in) -> None:
     page = signed_in
-    page.goto(f"http://{mesos.master_address}/")
+    goto(page, f"http://{mesos.master_address}/")
     rows = page.locator("#agents tbody tr[data-agent]")
     expect(rows).to_have_count(2)
     expect(page.locator("tr[data-agent='node-a']")).to_contain_text("rack: r1")
@@ -70,7 +71,7 @@ def test_the_master_page_lists_both_agents_and_sees_one_go(mesos, signed_in) -> 
 
 def test_a_framework_shows_its_share_and_a_task_log_opens(mesos, framework, signed_in) -> None:
     page = signed_in
-    page.goto(f"http://{mesos.master_address}/")
+    goto(page, f"http://{mesos.master_address}/")
     fw_row = page.locator(f"tr[data-framework='{framework.id}']")
     expect(fw_row).to_contain_text("ui-test")
     expect(fw_row.locator(".dominant")).not_to_have_text("0.0%")
