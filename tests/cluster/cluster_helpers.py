@@ -190,3 +190,29 @@ def job_times(store: JobStore, job_id: str) -> list[tuple[float, str, str]]:
 
 def first(history: list[tuple[float, str, str]], state: str, after: float = 0.0) -> float | None:
     return next((t for t, s, _ in history if s == state and t >= after), None)
+
+
+def training_report(cli: ScyllaCli, job: str, since: float, skip: frozenset[str] = frozenset()) -> Callable[[], str]:
+    """An `explain` for a wait on a gang's training: each task's host and state, each process's last progress
+    since `since`, and the last log lines of the job's containers on every reachable node (`skip`: nodes cut
+    off, whose engines cannot answer). A timeout then says which process did not train and what it printed."""
+    def report() -> str:
+        record = cli.store().load(job)
+        lines = [f"job {job} {record.state.value} attempt {record.attempt}"]
+        lines += [f"  task {t.proc} on {t.hostname} ({t.ip}): {t.state} {t.reason} {t.message}".rstrip()
+                  for t in record.tasks.values()]
+        last: dict[int, dict] = {}
+        for p in cli.store().progress(job, limit=100000):
+            if p["at"] >= since:
+                last[p["proc"]] = p
+        lines += [f"  proc {proc} last progress {p['phase']} step {p['step']} at +{p['at'] - since:.1f}s"
+                  for proc, p in sorted(last.items())]
+        for name in sorted(set(cli.engines or {}) - skip):
+            try:
+                for c in cli.engine(name).containers.list(all=True, filters={"label": f"scylla.job={job}"}):
+                    tail = c.logs(tail=15).decode(errors="replace").rstrip().replace("\n", "\n      ")
+                    lines.append(f"  {name} {c.name} {c.status}:\n      {tail}")
+            except (docker.errors.DockerException, requests.RequestException) as exc:
+                lines.append(f"  {name}: engine did not answer: {exc}")
+        return "\n".join(lines)
+    return report

@@ -36,8 +36,8 @@ from scylla_singa.cluster import faults
 from scylla_singa.cluster.state import ClusterInfo, State
 from scylla_singa.common.waiting import wait_until
 from tests.support.scylla_cli import ScyllaCli
-from .cluster_helpers import (first, job_conf, job_times, master_state, record_recovery, verify_checkpoints,
-                              volume_checkpoints)
+from .cluster_helpers import (first, job_conf, job_times, master_state, record_recovery, training_report,
+                              verify_checkpoints, volume_checkpoints)
 
 pytestmark = pytest.mark.disruptive
 
@@ -79,7 +79,8 @@ def test_a_dead_docker_engine_restarts_the_gang_on_the_other_hosts(
         why = "REASON_EXECUTOR_TERMINATED" if cluster.mesos == "ours" else "Container exited with status 125"
         assert why in record.restart_reasons[0] and victim in record.restart_reasons[0], record.restart_reasons
         running = first(job_times(cli.store(), job), "RUNNING", killed_at)
-        wait_until(lambda: len(_training(cli, job, running)) == 3, 120, "every process training again")
+        wait_until(lambda: len(_training(cli, job, running)) == 3, 120, "every process training again",
+                   explain=training_report(cli, job, running, skip=frozenset({victim})))
         training = time.time() - killed_at
     finally:
         faults.restart_engine(state, victim)
@@ -139,7 +140,8 @@ def test_a_cut_off_host_is_unreachable_and_its_stale_containers_die_when_it_retu
         # its peer to that address then waits out a TCP connect timeout, over a minute: see
         # docs/faults.md.)
         running = first(job_times(cli.store(), job), "RUNNING", cut_at)
-        wait_until(lambda: len(_training(cli, job, running)) == 3, 120, "every process training again")
+        wait_until(lambda: len(_training(cli, job, running)) == 3, 120, "every process training again",
+                   explain=training_report(cli, job, running, skip=frozenset({victim})))
         training = time.time() - cut_at
     finally:
         faults.reconnect(state, victim)
