@@ -97,13 +97,70 @@ def test_a_bad_input_stream_is_refused_clearly(agent: str, records: list, status
     assert answer.status_code == status and words in answer.text, answer.text
 
 
-def test_a_session_needs_recordio_an_existing_parent_and_no_tty(agent: str) -> None:
+@pytest.mark.parametrize("container", [
+    {"type": "DOCKER", "docker": {"image": "busybox"}, "tty_info": {}},
+    {"type": "MESOS", "tty_info": {}, "volumes": [{"container_path": "/x", "mode": "RW"}]},
+    {"type": "MESOS"},
+], ids=["docker-image", "volumes", "no-tty-info"])
+def test_a_session_needs_recordio_an_existing_parent_and_no_container_but_a_terminal(
+        agent: str, container: dict[str, Any]) -> None:
     assert _post(agent, _session("s3", "true")).status_code == 406
     orphan = _session("s4", "true")
     orphan["launch_nested_container_session"]["container_id"]["parent"] = {"value": "none"}
     answer = _post(agent, orphan, accept=RECORDIO)
     assert answer.status_code == 400 and answer.text == "Parent container none does not exist"
-    with_tty = _session("s5", "true")
-    with_tty["launch_nested_container_session"]["container"] = {"type": "MESOS", "tty_info": {}}
-    answer = _post(agent, with_tty, accept=RECORDIO)
+    more = _session("s5", "true")
+    more["launch_nested_container_session"]["container"] = container
+    answer = _post(agent, more, accept=RECORDIO)
     assert answer.status_code == 400 and answer.text == "The provided ContainerInfo is not supported"
+
+
+def _stdout(answer: requests.Response) -> bytes:
+    records = [json.loads(r) for r in recordio.Decoder().feed(answer.content)]
+    assert {r["data"]["type"] for r in records} <= {"STDOUT"}, records   # a terminal merges stderr into it
+    return b"".join(base64.b64decode(r["data"]["data"]) for r in records)
+
+
+def _with_terminal(call: dict[str, Any], **window: int) -> dict[str, Any]:
+    call["launch_nested_container_session"]["container"] = {
+        "type": "MESOS", "tty_info": {"window_size": window} if window else {}}
+    return call
+
+
+def test_a_session_with_a_terminal_runs_on_one_of_the_size_asked_for(agent: str) -> None:
+    script = "tty; stty size; test -t 0 && test -t 1 && echo on-a-terminal; echo e >&2; id -u; exit 4"
+    answer = _post(agent, _with_terminal(_session("t1", "sh", "-c", script), rows=33, columns=101),
+                   accept=RECORDIO)
+    assert answer.status_code == 200, answer.text
+    lines = _stdout(answer).decode().split("\r\n")   # the terminal turns each newline into CR LF
+    assert lines[0].startswith("/dev/pts/") and lines[1:] == ["33 101", "on-a-terminal", "e", "65534", ""], lines
+    waited = _post(agent, {"type": "WAIT_CONTAINER", "wait_container": {
+        "container_id": {"value": "t1", "parent": {"value": "parent"}}}})
+    assert waited.json()["wait_container"]["exit_status"] == 4 << 8
+
+
+def _resize(rows: int, columns: int) -> dict[str, Any]:
+    return {"type": "ATTACH_CONTAINER_INPUT", "attach_container_input": {"type": "PROCESS_IO", "process_io": {
+        "type": "CONTROL", "control": {"type": "TTY_INFO", "tty_info": {
+            "window_size": {"rows": rows, "columns": columns}}}}}}
+
+
+def test_a_terminal_session_is_resized_and_typed_into_through_its_input_stream(agent: str) -> None:
+    result: dict[str, requests.Response] = {}
+    script = "read line; echo got:$line; stty size; cat; echo after-eof"
+    reader = threading.Thread(target=lambda: result.update(
+        out=_post(agent, _with_terminal(_session("t2", "sh", "-c", script)), accept=RECORDIO)))
+    reader.start()
+
+    def listed() -> bool:
+        answer = _post(agent, {"type": "GET_CONTAINERS", "get_containers": {"show_nested": True}}).json()
+        return any(c["container_id"]["value"] == "t2" for c in answer["get_containers"].get("containers", []))
+    wait_until(listed, 30, "the session's container to be listed")
+    fed = requests.post(f"http://{agent}/api/v1", data=_input(
+        _names("t2"), _resize(40, 120), _stdin(b"hello\r"), _stdin(b"")),
+        headers={"Content-Type": RECORDIO, "Message-Content-Type": "application/json"}, timeout=30)
+    assert fed.status_code == 200, fed.text
+    reader.join(30)
+    out = _stdout(result["out"]).decode()
+    # the terminal echoes what is typed; its end of input (Ctrl-D) ends `cat`
+    assert "got:hello\r\n40 120\r\n" in out and out.endswith("after-eof\r\n"), out

@@ -6,9 +6,10 @@ they come) in the media type of `Message-Accept` (JSON unless protobuf is
 asked for), until the command ends. ATTACH_CONTAINER_INPUT's request is a
 RecordIO stream of agent Calls (`Message-Content-Type`): the first names
 the container (type CONTAINER_ID), the next carry its stdin (PROCESS_IO
-DATA; empty data is the end of input) or controls (heartbeats, terminal
-sizes: nothing to do without a TTY). The HTTP side only: the containers
-themselves are nested_containers.py's.
+DATA; empty data is the end of input) or controls (heartbeats; a
+session with a terminal is resized by TTY_INFO). The HTTP side only: the
+containers themselves are nested_containers.py's, their terminals
+terminal.py's.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from scylla_singa.mesos.api.codec import AGENT_OPERATOR, CodecError, MediaType
 from scylla_singa.mesos.api.http_answers import text
 from scylla_singa.mesos.api.proto import agent_pb2
 from .nested_containers import NestedContainers, NestedRefused, session_records
+from .terminal import control_window_size
 
 RECORDIO = "application/recordio"
 
@@ -108,8 +110,11 @@ async def attach_input(request: web.Request, nested: NestedContainers | None) ->
 
 def _feed(target: Any, attach: dict[str, Any]) -> None:
     io = attach.get("process_io") or {}
-    if io.get("type") != "DATA":
-        return   # CONTROL: heartbeats and terminal sizes (no TTY here)
+    if io.get("type") != "DATA":   # CONTROL: a heartbeat, or a terminal's new size
+        size = control_window_size(io)
+        if size is not None:
+            target.resize(size)
+        return
     data = io.get("data") or {}
     try:
         chunk = base64.b64decode(data.get("data") or "", validate=True)

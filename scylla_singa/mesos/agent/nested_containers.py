@@ -9,7 +9,9 @@ filesystem, network and process namespaces, as the task's user); in a
 process task or a standalone container, which have no namespaces of their
 own, it is a process in the parent's sandbox as the parent's user. It never
 runs as another user: a CommandInfo.user that is not the parent's is
-refused (a task's user was checked when the task launched).
+refused (a task's user was checked when the task launched). A session may
+ask for a terminal (`task exec -t`): a pseudo-terminal for a process, the
+engine's for a `docker exec` (terminal.py).
 
 What Mesos 1.12 does, measured on a live agent and kept here: a nested
 container's end can be waited for again and again until REMOVE (then 404);
@@ -36,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from scylla_singa.mesos.api.fields import value
 from .process_runner import command_argv, signal_group, spawn_as
+from .terminal import END_OF_INPUT, Terminal, WindowSize, open_terminal, take_terminal, terminal_request
 from .task_user import TaskUser, TaskUserError, clean_environment, requested_user, resolve_user, task_user
 
 if TYPE_CHECKING:
@@ -45,6 +48,7 @@ if TYPE_CHECKING:
 # A ProcessIO record of output, in the JSON form Mesos streams (and its protobuf through the codec).
 ProcessIO = dict[str, Any]
 END = None   # what the output queue holds after the last record
+TERMINAL_DRAIN_S = 5.0   # how long a terminal session's last output may take once its command ended
 
 
 class NestedRefused(Exception):
@@ -77,6 +81,7 @@ class NestedContainer:
     pid: int | None = None
     kill_now: Callable[[], None] = lambda: None
     stdin: Callable[[bytes | None], None] = lambda data: None   # None: end of input
+    resize: Callable[[WindowSize], None] = lambda size: None    # a terminal session's new window size
     output: asyncio.Queue | None = None   # ProcessIO records of a session, then END
     watcher: asyncio.Future | None = None   # ends it with its parent
 
@@ -114,7 +119,11 @@ class NestedContainers:
         parent = self.find_parent(parent_name)
         if parent is None:
             raise NestedRefused(400, f"Parent container {parent_name} does not exist")
-        if body.get("container"):
+        try:
+            terminal = terminal_request(body.get("container"))
+        except ValueError as exc:
+            raise NestedRefused(400, str(exc)) from None
+        if terminal is not False and not session:   # a terminal is for a session's caller to type into
             raise NestedRefused(400, "The provided ContainerInfo is not supported")
         command = body.get("command") or {}
         argv, executable = command_argv(command)
@@ -123,9 +132,9 @@ class NestedContainers:
         nested = NestedContainer(parent_name, child, output=asyncio.Queue() if session else None)
         if parent.docker_id is not None:
             self._check_docker_user(command, parent)
-            await self._docker_exec(nested, parent, argv, command)
+            await self._docker_exec(nested, parent, argv, command, terminal)
         else:
-            await self._process(nested, parent, argv, executable, command)
+            await self._process(nested, parent, argv, executable, command, terminal)
         self.containers[nested.name] = nested
         nested.watcher = asyncio.ensure_future(self._end_with(parent, nested))
         return 200, nested
@@ -189,7 +198,7 @@ class NestedContainers:
     # ---- process parents ------------------------------------------------------
 
     async def _process(self, nested: NestedContainer, parent: Parent, argv: list[str], executable: str | None,
-                       command: dict[str, Any]) -> None:
+                       command: dict[str, Any], terminal: WindowSize | None | bool = False) -> None:
         assert parent.user is not None and parent.sandbox is not None
         user = parent.user
         given = command.get("user")
@@ -203,6 +212,9 @@ class NestedContainers:
                                          f"{given!r}: leave CommandInfo.user unset")
         env = clean_environment(command, {"MESOS_SANDBOX": str(parent.sandbox),
                                           "MESOS_DIRECTORY": str(parent.sandbox)})
+        if terminal is not False:
+            await self._process_on_terminal(nested, parent, user, argv, executable, env, terminal)
+            return
         session = nested.output is not None
         stdio = asyncio.subprocess.PIPE if session else asyncio.subprocess.DEVNULL
         try:
@@ -214,6 +226,39 @@ class NestedContainers:
         if session:
             nested.stdin = _process_stdin(process)
         asyncio.ensure_future(self._follow_process(nested, process))
+
+    async def _process_on_terminal(self, nested: NestedContainer, parent: Parent, user: TaskUser,
+                                   argv: list[str], executable: str | None, env: dict[str, str],
+                                   size: WindowSize | None | bool) -> None:
+        """A session's command on a pseudo-terminal of its own: stdin, stdout and stderr, its controlling
+        terminal; what it writes comes back as STDOUT records."""
+        assert parent.sandbox is not None and nested.output is not None
+        controller, command_side = open_terminal(size if isinstance(size, WindowSize) else None)
+        try:
+            process = await spawn_as(user, argv, executable, parent.sandbox, env, command_side, command_side,
+                                     command_side, in_child=take_terminal)
+        except OSError as exc:
+            os.close(controller)
+            raise NestedRefused(400, f"Failed to launch nested container {nested.name}: {exc}") from None
+        finally:
+            os.close(command_side)
+        nested.pid = process.pid
+        nested.kill_now = lambda: signal_group(process, signal.SIGKILL)
+        output = nested.output
+        terminal = Terminal(controller, lambda chunk: output.put_nowait(_data("STDOUT", chunk)))
+        nested.stdin = terminal.write
+        nested.resize = terminal.resize
+        asyncio.ensure_future(self._follow_terminal(nested, process, terminal))
+
+    async def _follow_terminal(self, nested: NestedContainer, process: asyncio.subprocess.Process,
+                               terminal: Terminal) -> None:
+        code = await process.wait()
+        signal_group(process, signal.SIGKILL)   # what it left behind ends with it, as Mesos destroys the container
+        try:   # the terminal's last output: it closes once no process holds it
+            await asyncio.wait_for(terminal.done.wait(), TERMINAL_DRAIN_S)
+        except asyncio.TimeoutError:
+            terminal.close()   # a process that left the session still holds it: the session ends anyway
+        self._ended(nested, wait_status(code))
 
     async def _follow_process(self, nested: NestedContainer, process: asyncio.subprocess.Process) -> None:
         readers = []
@@ -234,16 +279,18 @@ class NestedContainers:
                                      "CommandInfo.user unset")
 
     async def _docker_exec(self, nested: NestedContainer, parent: Parent, argv: list[str],
-                           command: dict[str, Any]) -> None:
+                           command: dict[str, Any], terminal: WindowSize | None | bool = False) -> None:
+        """A `docker exec` in the parent's container; with a terminal, the engine's (`docker exec -t`)."""
         api = self.docker.api
         loop = asyncio.get_running_loop()
         env = clean_environment(command, {})
         session = nested.output is not None
+        tty = terminal is not False
         try:
             exec_id = (await loop.run_in_executor(None, lambda: api.exec_create(
-                parent.docker_id, argv, stdin=session, stdout=True, stderr=True, tty=False,
+                parent.docker_id, argv, stdin=session, stdout=True, stderr=True, tty=tty,
                 environment={k: v for k, v in env.items() if k != "PATH"})))["Id"]
-            sock = await loop.run_in_executor(None, lambda: api.exec_start(exec_id, socket=True))
+            sock = await loop.run_in_executor(None, lambda: api.exec_start(exec_id, socket=True, tty=tty))
         except Exception as exc:  # noqa: BLE001 - the engine's own error, said to the caller
             raise NestedRefused(400, f"Failed to launch nested container {nested.name}: {exc}") from None
         raw: socket.socket = getattr(sock, "_sock", sock)
@@ -251,14 +298,23 @@ class NestedContainers:
         nested.pid = pid
         nested.kill_now = lambda: _kill_pid(pid)
         if session:
-            nested.stdin = _socket_stdin(raw)
+            nested.stdin = _socket_stdin(raw, tty)
         else:
             raw.shutdown(socket.SHUT_WR)
-        asyncio.ensure_future(self._follow_exec(nested, raw, exec_id, loop))
+        if tty:
+            nested.resize = lambda size: _resize_exec(api, exec_id, size, loop)
+            if isinstance(terminal, WindowSize):
+                nested.resize(terminal)
+        asyncio.ensure_future(self._follow_exec(nested, raw, exec_id, loop, tty))
 
     async def _follow_exec(self, nested: NestedContainer, raw: socket.socket, exec_id: str,
-                           loop: asyncio.AbstractEventLoop) -> None:
+                           loop: asyncio.AbstractEventLoop, tty: bool = False) -> None:
         output = nested.output
+
+        def read_terminal() -> None:   # a terminal's stream is the bytes themselves: all of it STDOUT
+            while chunk := _recv_some(raw):
+                if output is not None:
+                    loop.call_soon_threadsafe(output.put_nowait, _data("STDOUT", chunk))
 
         def read_all() -> None:   # Docker's multiplexed stream: 8-byte headers (stream, size), then the bytes
             while True:
@@ -273,7 +329,7 @@ class NestedContainers:
                     record = _data("STDOUT" if kind == 1 else "STDERR", data)
                     loop.call_soon_threadsafe(output.put_nowait, record)
 
-        await loop.run_in_executor(None, read_all)
+        await loop.run_in_executor(None, read_terminal if tty else read_all)
         raw.close()
         code = (await loop.run_in_executor(None, lambda: self.docker.api.exec_inspect(exec_id))).get("ExitCode")
         self._ended(nested, wait_status(code if code is not None else -signal.SIGKILL))
@@ -324,16 +380,36 @@ def _process_stdin(process: asyncio.subprocess.Process) -> Callable[[bytes | Non
     return write
 
 
-def _socket_stdin(raw: socket.socket) -> Callable[[bytes | None], None]:
+def _socket_stdin(raw: socket.socket, tty: bool = False) -> Callable[[bytes | None], None]:
     def write(data: bytes | None) -> None:
         try:
-            if data is None:
+            if data is None and tty:
+                raw.sendall(END_OF_INPUT)   # a terminal's end of input is Ctrl-D, not a half-close
+            elif data is None:
                 raw.shutdown(socket.SHUT_WR)
             else:
                 raw.sendall(data)
         except OSError:
             pass   # the command ended: its input goes nowhere, as in Mesos
     return write
+
+
+def _recv_some(raw: socket.socket) -> bytes:
+    """What the socket has next; empty at its end or on an error."""
+    try:
+        return raw.recv(65536)
+    except OSError:
+        return b""
+
+
+def _resize_exec(api: Any, exec_id: str, size: WindowSize, loop: asyncio.AbstractEventLoop) -> None:
+    """Resize a `docker exec -t`'s terminal (in the I/O pool: the engine answers over HTTP)."""
+    def resize() -> None:
+        try:
+            api.exec_resize(exec_id, height=size.rows, width=size.columns)
+        except Exception:  # noqa: BLE001 - the exec ended: nothing to resize
+            pass
+    loop.run_in_executor(None, resize)
 
 
 def _recv_exactly(raw: socket.socket, size: int) -> bytes | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -89,12 +90,14 @@ class ProcessRunner(TaskRunner):
 
 async def spawn_as(user: TaskUser, argv: list[str], executable: str | None, cwd: Path, env: dict[str, str],
                    stdin: Any = asyncio.subprocess.DEVNULL, stdout: Any = asyncio.subprocess.DEVNULL,
-                   stderr: Any = asyncio.subprocess.DEVNULL) -> asyncio.subprocess.Process:
+                   stderr: Any = asyncio.subprocess.DEVNULL, in_child: Callable[[], None] | None = None
+                   ) -> asyncio.subprocess.Process:
     """A command as `user` (switched in the child: its gid, no supplementary groups, its uid), in its own
-    session (a kill reaches everything it starts), with exactly `env`. OSError when it cannot start."""
+    session (a kill reaches everything it starts), with exactly `env`; `in_child` runs in the child once it
+    is that user in its session (a terminal session takes its terminal). OSError when it cannot start."""
     return await asyncio.create_subprocess_exec(
         *argv, executable=executable, cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr,
-        start_new_session=True, user=user.uid, group=user.gid, extra_groups=[])
+        start_new_session=True, user=user.uid, group=user.gid, extra_groups=[], preexec_fn=in_child)
 
 
 def command_argv(command: dict[str, Any]) -> tuple[list[str], str | None]:

@@ -18,6 +18,7 @@ from scylla_singa.mesos.api.container_info import SANDBOX_MOUNT
 from scylla_singa.mesos.embedded import EmbeddedMesos
 from tests.compat.client_scenarios import CLIENTS, installed
 from tests.support.mesos_framework import TestFramework, task_info
+from tests.support.on_a_terminal import run_on_a_terminal
 
 TINY = "scylla-tiny:latest"   # runs as 65534 (its Dockerfile's USER)
 
@@ -49,9 +50,12 @@ def docker_task(docker_client, tmp_path_factory) -> Iterator[tuple[EmbeddedMesos
             framework.stop()
 
 
+def _cli_env(config: Path) -> dict[str, str]:
+    return {**os.environ, "MESOS_CLI_CONFIG": str(config), "PATH": f"{CLIENTS / 'venv' / 'bin'}:{os.environ['PATH']}"}
+
+
 def _exec(config: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "MESOS_CLI_CONFIG": str(config), "PATH": f"{CLIENTS / 'venv' / 'bin'}:{os.environ['PATH']}"}
-    return subprocess.run([str(CLIENTS / "venv" / "bin" / "mesos-cli"), "task", "exec", *args], env=env,
+    return subprocess.run([str(CLIENTS / "venv" / "bin" / "mesos-cli"), "task", "exec", *args], env=_cli_env(config),
                           capture_output=True, text=True, timeout=60)
 
 
@@ -71,3 +75,17 @@ def test_task_exec_needs_the_agents_credential(docker_task: Any) -> None:
     _, task_id, _, anonymous = docker_task
     done = _exec(anonymous, task_id, "true")
     assert done.returncode != 0 and "401" in done.stdout + done.stderr, (done.returncode, done.stdout, done.stderr)
+
+
+def test_task_exec_with_a_terminal_is_the_engines_terminal_of_the_users_size(docker_task: Any) -> None:
+    """`-i -t`: `docker exec -t` in the task's container, resized to the user's terminal, typed into; stderr
+    comes back on the terminal."""
+    _, task_id, secure, _ = docker_task
+    done = run_on_a_terminal([str(CLIENTS / "venv" / "bin" / "mesos-cli"), "task", "exec", "-i", "-t", task_id,
+                              "sh", "-c", "echo ready; read line; tty; stty size; echo got:$line >&2; exit 2"],
+                             _cli_env(secure), rows=29, columns=97, typed=b"hello\r", type_after=b"ready")
+    shown = done.shown.decode(errors="replace")
+    assert done.returncode == 2, (done.returncode, shown)
+    lines = [line.rstrip("\r") for line in shown.split("\n")]
+    assert lines[:2] == ["ready", "hello"] and lines[2].startswith("/dev/pts/"), shown
+    assert lines[3:] == ["29 97", "got:hello", ""], shown
