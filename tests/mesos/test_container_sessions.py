@@ -90,7 +90,9 @@ def test_input_reaches_a_session_until_its_end_of_input(agent: str) -> None:
     ([_stdin(b"x")], 400, "must name the container"),
     ([_names("nobody-here")], 404, "cannot be found"),
     ([], 400, "ended before it named a container"),
-], ids=["data-first", "unknown-container", "empty"])
+    ([{"type": "ATTACH_CONTAINER_INPUT", "attach_container_input": {
+        "type": "CONTAINER_ID", "container_id": {"value": "parent"}}}], 400, "parent takes no input"),
+], ids=["data-first", "unknown-container", "empty", "not-nested"])
 def test_a_bad_input_stream_is_refused_clearly(agent: str, records: list, status: int, words: str) -> None:
     answer = requests.post(f"http://{agent}/api/v1", data=_input(*records),
                            headers={"Content-Type": RECORDIO}, timeout=30)
@@ -164,3 +166,43 @@ def test_a_terminal_session_is_resized_and_typed_into_through_its_input_stream(a
     out = _stdout(result["out"]).decode()
     # the terminal echoes what is typed; its end of input (Ctrl-D) ends `cat`
     assert "got:hello\r\n40 120\r\n" in out and out.endswith("after-eof\r\n"), out
+
+
+def _attach(agent: str, container_id: dict[str, Any], accept: str = RECORDIO, **kw: Any) -> requests.Response:
+    return _post(agent, {"type": "ATTACH_CONTAINER_OUTPUT", "attach_container_output": {"container_id": container_id}},
+                 accept=accept, **kw)
+
+
+def test_attaching_to_a_containers_output_streams_it_from_then_to_its_end(agent: str) -> None:
+    script = ("i=0; while [ $i -lt 40 ]; do echo out-$i; echo err-$i >&2; i=$((i+1)); sleep 0.1; done; "
+              "echo last-out; echo last-err >&2")
+    launched = _post(agent, {"type": "LAUNCH_CONTAINER", "launch_container": {
+        "container_id": {"value": "ticker"}, "command": {"value": script, "user": "nobody"}}})
+    assert launched.status_code == 200, launched.text
+    answer = _attach(agent, {"value": "ticker"})
+    assert answer.status_code == 200 and answer.headers["Content-Type"] == RECORDIO, answer.text
+    records = [json.loads(r) for r in recordio.Decoder().feed(answer.content)]
+    out = {kind: b"".join(base64.b64decode(r["data"]["data"]) for r in records if r["data"]["type"] == kind)
+           .decode().split() for kind in ("STDOUT", "STDERR")}
+    # from the attach on, every line, in order, to the last one written before the end
+    for kind, prefix in (("STDOUT", "out"), ("STDERR", "err")):
+        lines = out[kind]
+        assert lines and lines[-1] == f"last-{prefix}", out
+        first = int(lines[0].split("-")[1])
+        assert lines[:-1] == [f"{prefix}-{i}" for i in range(first, 40)], out
+    assert _attach(agent, {"value": "ticker"}).status_code == 404   # ended: nothing to attach to
+
+
+def test_attaching_to_output_needs_recordio_and_a_running_container_of_this_agent(agent: str) -> None:
+    assert _attach(agent, {"value": "parent"}, accept="application/json").status_code == 406
+    unknown = _attach(agent, {"value": "nobody-here"})
+    assert unknown.status_code == 404 and "nobody-here" in unknown.text, unknown.text
+    nested = _attach(agent, {"value": "s1", "parent": {"value": "parent"}})
+    assert nested.status_code == 400 and "LAUNCH_NESTED_CONTAINER_SESSION" in nested.text, nested.text
+
+
+def test_a_caller_that_hangs_up_stops_the_following_not_the_container(agent: str) -> None:
+    with _attach(agent, {"value": "parent"}, stream=True) as answer:
+        assert answer.status_code == 200
+    listed = _post(agent, {"type": "GET_CONTAINERS", "get_containers": {"show_standalone": True}}).json()
+    assert any(c["container_id"]["value"] == "parent" for c in listed["get_containers"]["containers"])

@@ -75,25 +75,29 @@ def test_every_read_only_agent_call_answers_completely(busy, media_type: MediaTy
 
 
 def test_what_an_agent_does_not_run_is_answered_501_with_the_reason(busy, cluster) -> None:
-    """Attaching to a running container's output and resource providers are not offered by our agents; a
-    simulated agent runs no container at all. Each says so (the containers they do run: nested ones in
+    """Resource providers are not offered by our agents; a simulated agent runs no container at all, so it
+    has no output to attach to either. Each says so (the containers they do run: nested ones in
     tests/mesos/test_container_sessions.py and tests/compat/test_task_exec.py, standalone ones in
-    tests/security/test_standalone_containers.py, both compared with Mesos in tests/apache_mesos)."""
+    tests/security/test_standalone_containers.py, both compared with Mesos in tests/apache_mesos; attaching to
+    a container's output in tests/mesos/test_container_sessions.py and tests/compat/test_task_attach.py)."""
     m, _, _ = busy
     agent = m.agent_addresses[0]
     containers, _ = operator_call(agent, AGENT_OPERATOR, {"type": "GET_CONTAINERS"}, MediaType.JSON)
     task_container = {"value": containers.get_containers.containers[0].container_id.value}
-    for body in ({"type": "ATTACH_CONTAINER_OUTPUT", "attach_container_output": {"container_id": task_container}},
-                 {"type": "ADD_RESOURCE_PROVIDER_CONFIG", "add_resource_provider_config": {"info": {
-                     "type": "org.apache.mesos.rp.local.storage", "name": "lvm"}}}):
-        answer = requests.post(f"http://{agent}/api/v1", json=body, timeout=10)
-        assert answer.status_code == 501 and "no I/O switchboard" in answer.text, (body["type"], answer.text)
+    provider = {"type": "ADD_RESOURCE_PROVIDER_CONFIG", "add_resource_provider_config": {"info": {
+        "type": "org.apache.mesos.rp.local.storage", "name": "lvm"}}}
+    answer = requests.post(f"http://{agent}/api/v1", json=provider, timeout=10)
+    assert answer.status_code == 501 and "no resource providers" in answer.text, answer.text
     pruned = requests.post(f"http://{agent}/api/v1", json={"type": "PRUNE_IMAGES"}, timeout=10)
     assert (pruned.status_code, pruned.text) == (200, ""), pruned.text   # nothing of ours to prune, as in Mesos
     simulated = cluster(1).agent_addresses[0]
     standalone = {"container_id": {"value": "c1"}, "command": {"value": "true", "user": "nobody"}}
     answer = requests.post(f"http://{simulated}/api/v1", json={"type": "LAUNCH_CONTAINER",
                                                                "launch_container": standalone}, timeout=10)
+    assert answer.status_code == 501 and "a simulated agent runs no processes" in answer.text, answer.text
+    attach = {"type": "ATTACH_CONTAINER_OUTPUT", "attach_container_output": {"container_id": task_container}}
+    answer = requests.post(f"http://{simulated}/api/v1", json=attach, headers={"Accept": "application/recordio"},
+                           timeout=10)
     assert answer.status_code == 501 and "a simulated agent runs no processes" in answer.text, answer.text
 
 

@@ -7,9 +7,10 @@ The read-only calls are served (shapes in agent_views.py), the
 standalone container calls (LAUNCH/WAIT/KILL/REMOVE_CONTAINER without a
 parent: standalone_containers.py) and the nested ones (with a parent, the
 *_NESTED_CONTAINER calls, LAUNCH_NESTED_CONTAINER_SESSION and
-ATTACH_CONTAINER_INPUT: nested_containers.py, container_sessions.py).
-ATTACH_CONTAINER_OUTPUT and the resource provider calls are answered 501
-with the reason; a simulated agent runs no containers (501).
+ATTACH_CONTAINER_INPUT: nested_containers.py, container_sessions.py),
+ATTACH_CONTAINER_OUTPUT of a running task or standalone container
+(container_output.py). The resource provider calls are answered 501 with
+the reason; a simulated agent runs no containers (501).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from scylla_singa.mesos.api.codec import AGENT_OPERATOR, encode_response
 from scylla_singa.mesos.api.fields import build_info
 from scylla_singa.mesos.api.http_answers import CallRefused, answer_media_type, method_not_allowed, read_call, text
 from . import agent_views
-from .container_sessions import RECORDIO, attach_input, launch_session
+from .container_sessions import RECORDIO, attach_input, attach_output, launch_session
 from .nested_containers import NestedContainers, NestedRefused
 from .standalone_containers import Refused, StandaloneContainers
 
@@ -34,8 +35,7 @@ if TYPE_CHECKING:
     from .agent_http import AgentHTTP
 
 JsonDict = dict[str, Any]
-NOT_HERE = ("this agent has no I/O switchboard to attach to a running container's output, and no resource "
-            "providers")
+NOT_HERE = "this agent has no resource providers"
 SIMULATED = "a simulated agent runs no processes"
 CONTAINER_CALLS = ("LAUNCH_CONTAINER", "WAIT_CONTAINER", "KILL_CONTAINER", "REMOVE_CONTAINER")
 # The older names of the nested container calls, by the call they are.
@@ -83,6 +83,10 @@ class AgentOperatorEndpoint:
                 if self.nested is None:
                     return text(501, f"LAUNCH_NESTED_CONTAINER_SESSION is not supported by this agent: {SIMULATED}")
                 return await launch_session(request, call["launch_nested_container_session"], self.nested)
+            if call["type"] == "ATTACH_CONTAINER_OUTPUT":   # answered in RecordIO too
+                if self.nested is None:
+                    return text(501, f"ATTACH_CONTAINER_OUTPUT is not supported by this agent: {SIMULATED}")
+                return await attach_output(request, call["attach_container_output"], self.nested)
             media_type = answer_media_type(request)
         except CallRefused as refused:
             return refused.response

@@ -1,13 +1,16 @@
-"""The two streaming calls of `mesos task exec`: LAUNCH_NESTED_CONTAINER_SESSION and ATTACH_CONTAINER_INPUT.
+"""The streaming calls of `mesos task exec` and `task attach`: LAUNCH_NESTED_CONTAINER_SESSION,
+ATTACH_CONTAINER_INPUT and ATTACH_CONTAINER_OUTPUT.
 
-Both speak RecordIO: a session's answer is `Content-Type: application/recordio`
+All speak RecordIO: a session's answer is `Content-Type: application/recordio`
 whose records are ProcessIO messages (its command's stdout and stderr, as
 they come) in the media type of `Message-Accept` (JSON unless protobuf is
 asked for), until the command ends. ATTACH_CONTAINER_INPUT's request is a
 RecordIO stream of agent Calls (`Message-Content-Type`): the first names
 the container (type CONTAINER_ID), the next carry its stdin (PROCESS_IO
 DATA; empty data is the end of input) or controls (heartbeats; a
-session with a terminal is resized by TTY_INFO). The HTTP side only: the
+session with a terminal is resized by TTY_INFO). ATTACH_CONTAINER_OUTPUT
+answers like a session: a running task's or standalone container's
+output from the call on (container_output.py). The HTTP side only: the
 containers themselves are nested_containers.py's, their terminals
 terminal.py's.
 """
@@ -23,8 +26,10 @@ from aiohttp import web
 from scylla_singa.mesos.api import codec, compact_json, recordio
 from scylla_singa.mesos.api.call_validation import CallInvalid, validate_agent_operator_call
 from scylla_singa.mesos.api.codec import AGENT_OPERATOR, CodecError, MediaType
+from scylla_singa.mesos.api.fields import value
 from scylla_singa.mesos.api.http_answers import text
 from scylla_singa.mesos.api.proto import agent_pb2
+from .container_output import follow_output
 from .nested_containers import NestedContainers, NestedRefused, session_records
 from .terminal import control_window_size
 
@@ -65,6 +70,38 @@ async def launch_session(request: web.Request, body: dict[str, Any], nested: Nes
         if not container.ended.is_set() and not container.killed:   # hung up: Mesos kills the session
             container.killed = True
             container.kill_now()
+    return response
+
+
+async def attach_output(request: web.Request, body: dict[str, Any], nested: NestedContainers
+                        ) -> web.StreamResponse:
+    """ATTACH_CONTAINER_OUTPUT of a running task or standalone container: its output from now to its end."""
+    if not codec.accepts(request.headers.get("Accept"), RECORDIO):
+        return text(406, f"Expecting 'Accept' to allow '{RECORDIO}'")
+    message_type = message_media_type(request.headers.get("Message-Accept"))
+    container_id = body["container_id"]
+    name = value(container_id) or ""
+    if "parent" in container_id:
+        return text(400, "Attaching to a nested container's output is not supported: a session's output is "
+                         "streamed in its LAUNCH_NESTED_CONTAINER_SESSION answer")
+    container = nested.find_parent(name)
+    if container is None:
+        return text(404, f"Container {name} cannot be found (or has terminated)")
+    try:
+        records = await follow_output(container, nested.docker)
+    except Exception as exc:  # noqa: BLE001 - the engine's or the file system's own words, said to the caller
+        return text(404, f"Container {name} cannot be attached to (it may have just terminated): {exc}")
+    response = web.StreamResponse(status=200, headers={"Content-Type": RECORDIO,
+                                                       "Message-Content-Type": message_type.value})
+    try:
+        await response.prepare(request)
+        async for record in records:
+            await response.write(recordio.encode(_encoded(record, message_type)))
+        await response.write_eof()
+    except (ConnectionResetError, OSError):
+        pass   # the caller left: stop following
+    finally:
+        await records.aclose()
     return response
 
 

@@ -29,7 +29,6 @@ import base64
 import os
 import signal
 import socket
-import struct
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scylla_singa.mesos.api.fields import value
+from .docker_streams import STDERR, STDOUT, read_multiplexed, read_plain
 from .process_runner import command_argv, signal_group, spawn_as
 from .terminal import END_OF_INPUT, Terminal, WindowSize, open_terminal, take_terminal, terminal_request
 from .task_user import TaskUser, TaskUserError, clean_environment, requested_user, resolve_user, task_user
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 # A ProcessIO record of output, in the JSON form Mesos streams (and its protobuf through the codec).
 ProcessIO = dict[str, Any]
 END = None   # what the output queue holds after the last record
+STREAM_NAMES = {STDOUT: "STDOUT", STDERR: "STDERR"}   # ProcessIO.Data.Type of each of the engine's streams
 TERMINAL_DRAIN_S = 5.0   # how long a terminal session's last output may take once its command ended
 
 
@@ -171,7 +172,11 @@ class NestedContainers:
             nested.watcher.cancel()
 
     def attach_input(self, container_id: dict[str, Any]) -> NestedContainer:
-        """The running container ATTACH_CONTAINER_INPUT streams to."""
+        """The running container ATTACH_CONTAINER_INPUT streams to: a nested one (a task's or a standalone
+        container's stdin is not open to callers)."""
+        if "parent" not in container_id:
+            raise NestedRefused(400, f"Container {value(container_id) or ''} takes no input: only a nested "
+                                     "container launched by LAUNCH_NESTED_CONTAINER_SESSION does (`task exec -i`)")
         nested = self.known(container_id)
         if nested.ended.is_set():
             raise NestedRefused(404, f"Container {nested.name} has terminated")
@@ -302,7 +307,10 @@ class NestedContainers:
         else:
             raw.shutdown(socket.SHUT_WR)
         if tty:
-            nested.resize = lambda size: _resize_exec(api, exec_id, size, loop)
+            in_order = _InOrder(loop)
+            write = nested.stdin
+            nested.stdin = lambda data: in_order.do(lambda: write(data), in_pool=False)
+            nested.resize = lambda size: in_order.do(lambda: _resize_exec(api, exec_id, size), in_pool=True)
             if isinstance(terminal, WindowSize):
                 nested.resize(terminal)
         asyncio.ensure_future(self._follow_exec(nested, raw, exec_id, loop, tty))
@@ -311,25 +319,17 @@ class NestedContainers:
                            loop: asyncio.AbstractEventLoop, tty: bool = False) -> None:
         output = nested.output
 
-        def read_terminal() -> None:   # a terminal's stream is the bytes themselves: all of it STDOUT
-            while chunk := _recv_some(raw):
-                if output is not None:
-                    loop.call_soon_threadsafe(output.put_nowait, _data("STDOUT", chunk))
+        def put(record: ProcessIO) -> None:
+            if output is not None:
+                loop.call_soon_threadsafe(output.put_nowait, record)
 
-        def read_all() -> None:   # Docker's multiplexed stream: 8-byte headers (stream, size), then the bytes
-            while True:
-                header = _recv_exactly(raw, 8)
-                if header is None:
-                    return
-                kind, size = header[0], struct.unpack(">I", header[4:])[0]
-                data = _recv_exactly(raw, size)
-                if data is None:
-                    return
-                if output is not None and kind in (1, 2):
-                    record = _data("STDOUT" if kind == 1 else "STDERR", data)
-                    loop.call_soon_threadsafe(output.put_nowait, record)
+        def read() -> None:   # a terminal's stream is all STDOUT
+            if tty:
+                read_plain(raw, lambda chunk: put(_data("STDOUT", chunk)))
+            else:
+                read_multiplexed(raw, lambda kind, chunk: put(_data(STREAM_NAMES[kind], chunk)))
 
-        await loop.run_in_executor(None, read_terminal if tty else read_all)
+        await loop.run_in_executor(None, read)
         raw.close()
         code = (await loop.run_in_executor(None, lambda: self.docker.api.exec_inspect(exec_id))).get("ExitCode")
         self._ended(nested, wait_status(code if code is not None else -signal.SIGKILL))
@@ -394,35 +394,39 @@ def _socket_stdin(raw: socket.socket, tty: bool = False) -> Callable[[bytes | No
     return write
 
 
-def _recv_some(raw: socket.socket) -> bytes:
-    """What the socket has next; empty at its end or on an error."""
+class _InOrder:
+    """What an input stream asks of a `docker exec -t`, done in the order asked. A resize goes to the engine
+    over HTTP (in the I/O pool) while typing goes straight to the exec's socket: typing that follows a
+    resize waits for it, so a command reading a line and then its terminal's size sees the new size (the
+    CLI sends 0x0, then the real size, then what is typed)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.last: asyncio.Future | None = None
+
+    def do(self, step: Callable[[], None], in_pool: bool) -> None:
+        previous = self.last
+        if previous is None or previous.done():
+            if not in_pool:
+                step()
+                return
+            previous = None
+        self.last = asyncio.ensure_future(self._after(previous, step, in_pool))
+
+    async def _after(self, previous: asyncio.Future | None, step: Callable[[], None], in_pool: bool) -> None:
+        if previous is not None:
+            await asyncio.wait({previous})
+        if in_pool:
+            await self.loop.run_in_executor(None, step)
+        else:
+            step()
+
+
+def _resize_exec(api: Any, exec_id: str, size: WindowSize) -> None:
     try:
-        return raw.recv(65536)
-    except OSError:
-        return b""
-
-
-def _resize_exec(api: Any, exec_id: str, size: WindowSize, loop: asyncio.AbstractEventLoop) -> None:
-    """Resize a `docker exec -t`'s terminal (in the I/O pool: the engine answers over HTTP)."""
-    def resize() -> None:
-        try:
-            api.exec_resize(exec_id, height=size.rows, width=size.columns)
-        except Exception:  # noqa: BLE001 - the exec ended: nothing to resize
-            pass
-    loop.run_in_executor(None, resize)
-
-
-def _recv_exactly(raw: socket.socket, size: int) -> bytes | None:
-    buf = bytearray()
-    while len(buf) < size:
-        try:
-            chunk = raw.recv(size - len(buf))
-        except OSError:
-            return None
-        if not chunk:
-            return None
-        buf += chunk
-    return bytes(buf)
+        api.exec_resize(exec_id, height=size.rows, width=size.columns)
+    except Exception:  # noqa: BLE001 - the exec ended: nothing to resize
+        pass
 
 
 async def _exec_pid(api: Any, exec_id: str, loop: asyncio.AbstractEventLoop) -> int | None:

@@ -1,0 +1,69 @@
+"""avmesos-cli's `mesos task attach --no-stdin`, as shipped, to a running process task of ours: its output from
+the attach on, on the user's terminal, until the task ends (ATTACH_CONTAINER_OUTPUT). (A Docker task:
+tests/docker/mesos/test_task_attach.py.)"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from scylla_singa.mesos.embedded import EmbeddedMesos
+from tests.support.mesos_framework import TestFramework, task_info
+from tests.support.on_a_terminal import run_on_a_terminal
+from tests.support.scylla_home import scylla_home_at
+
+from .client_scenarios import CLIENTS, installed
+
+# 60 lines on each stream over about 6 s, then a last line on each
+TICKER = ("i=0; while [ $i -lt 60 ]; do echo out-$i; echo err-$i >&2; i=$((i+1)); sleep 0.1; done; "
+          "echo last-out; echo last-err >&2")
+
+
+@pytest.fixture
+def attach_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestFramework, Any, dict[str, str]]]:
+    """A process agent and a framework on it; (the framework, an offer, the CLI's environment)."""
+    if not installed():
+        pytest.skip(f"the third-party Mesos clients are not installed in {CLIENTS}: run tools/ensure_mesos_clients.sh")
+    work = tempfile.mkdtemp(prefix="scylla-attach-")
+    os.chmod(work, 0o711)
+    with scylla_home_at(tmp_path_factory.mktemp("home")):
+        cluster = EmbeddedMesos(1, simulate=False, use_docker=False, allocation_interval=0.2, insecure=True,
+                                work_dir=work).start()
+        framework = TestFramework(cluster.master_address, name="attach-target").start()
+        try:
+            config = tmp_path_factory.mktemp("cli") / "config.toml"
+            config.write_text(f'[master]\naddress = "{cluster.master_address}"\n')
+            env = {**os.environ, "MESOS_CLI_CONFIG": str(config),
+                   "PATH": f"{CLIENTS / 'venv' / 'bin'}:{os.environ['PATH']}"}
+            yield framework, framework.take_offer(), env
+        finally:
+            framework.stop()
+            cluster.stop()
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def assert_attached_output(shown: str, returncode: int) -> None:
+    """What `task attach` showed: from some line on, every line of both streams in order, to the last ones."""
+    assert returncode == 0, (returncode, shown)
+    lines = [line.rstrip("\r") for line in shown.split("\n") if line.strip()]
+    for prefix in ("out", "err"):
+        mine = [line for line in lines if line.startswith(f"{prefix}-") or line == f"last-{prefix}"]
+        assert mine and mine[-1] == f"last-{prefix}", shown
+        first = int(mine[0].split("-")[1])
+        assert first < 50 and mine[:-1] == [f"{prefix}-{i}" for i in range(first, 60)], shown
+
+
+def test_task_attach_shows_a_running_tasks_output_until_it_ends(attach_env: Any) -> None:
+    framework, offer, env = attach_env
+    task = task_info(offer["agent_id"], command=TICKER)
+    framework.launch(offer, [task])
+    framework.wait_state(task["task_id"]["value"], "TASK_RUNNING")
+    done = run_on_a_terminal([str(CLIENTS / "venv" / "bin" / "mesos-cli"), "task", "attach", "--no-stdin",
+                              task["task_id"]["value"]], env, rows=24, columns=80)
+    assert_attached_output(done.shown.decode(errors="replace"), done.returncode)
+    framework.wait_state(task["task_id"]["value"], "TASK_FINISHED")
