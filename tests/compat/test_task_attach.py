@@ -4,18 +4,14 @@ tests/docker/mesos/test_task_attach.py.)"""
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from scylla_singa.mesos.embedded import EmbeddedMesos
+from tests.support.cli_targets import MESOS_CLI, cli_env, process_agent
 from tests.support.mesos_framework import TestFramework, task_info
 from tests.support.on_a_terminal import run_on_a_terminal
-from tests.support.scylla_home import scylla_home_at
 
 from .client_scenarios import CLIENTS, installed
 
@@ -29,22 +25,9 @@ def attach_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestF
     """A process agent and a framework on it; (the framework, an offer, the CLI's environment)."""
     if not installed():
         pytest.skip(f"the third-party Mesos clients are not installed in {CLIENTS}: run tools/ensure_mesos_clients.sh")
-    work = tempfile.mkdtemp(prefix="scylla-attach-")
-    os.chmod(work, 0o711)
-    with scylla_home_at(tmp_path_factory.mktemp("home")):
-        cluster = EmbeddedMesos(1, simulate=False, use_docker=False, allocation_interval=0.2, insecure=True,
-                                work_dir=work).start()
-        framework = TestFramework(cluster.master_address, name="attach-target").start()
-        try:
-            config = tmp_path_factory.mktemp("cli") / "config.toml"
-            config.write_text(f'[master]\naddress = "{cluster.master_address}"\n')
-            env = {**os.environ, "MESOS_CLI_CONFIG": str(config),
-                   "PATH": f"{CLIENTS / 'venv' / 'bin'}:{os.environ['PATH']}"}
-            yield framework, framework.take_offer(), env
-        finally:
-            framework.stop()
-            cluster.stop()
-            shutil.rmtree(work, ignore_errors=True)
+    with process_agent(tmp_path_factory.mktemp("home"), tmp_path_factory.mktemp("cli"), "attach-target") as (
+            _, framework, config):
+        yield framework, framework.take_offer(), cli_env(config)
 
 
 def assert_attached_output(shown: str, returncode: int) -> None:
@@ -63,7 +46,7 @@ def test_task_attach_shows_a_running_tasks_output_until_it_ends(attach_env: Any)
     task = task_info(offer["agent_id"], command=TICKER)
     framework.launch(offer, [task])
     framework.wait_state(task["task_id"]["value"], "TASK_RUNNING")
-    done = run_on_a_terminal([str(CLIENTS / "venv" / "bin" / "mesos-cli"), "task", "attach", "--no-stdin",
+    done = run_on_a_terminal([MESOS_CLI, "task", "attach", "--no-stdin",
                               task["task_id"]["value"]], env, rows=24, columns=80)
     assert_attached_output(done.shown.decode(errors="replace"), done.returncode)
     framework.wait_state(task["task_id"]["value"], "TASK_FINISHED")

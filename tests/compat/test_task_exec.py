@@ -6,10 +6,7 @@ user's, typed into with -i. (A Docker task: tests/docker/mesos/test_task_exec.py
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,9 +14,9 @@ from typing import Any
 import pytest
 
 from scylla_singa.mesos.embedded import EmbeddedMesos
-from tests.support.mesos_framework import TestFramework, task_info
+from tests.support.cli_targets import MESOS_CLI, cli_env, process_agent
+from tests.support.mesos_framework import task_info
 from tests.support.on_a_terminal import run_on_a_terminal
-from tests.support.scylla_home import scylla_home_at
 
 from .client_scenarios import CLIENTS, installed
 
@@ -32,34 +29,18 @@ def running_task(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Emb
     (the cluster, the task id, avmesos-cli's config file)."""
     if not installed():
         pytest.skip(f"the third-party Mesos clients are not installed in {CLIENTS}: run tools/ensure_mesos_clients.sh")
-    work = tempfile.mkdtemp(prefix="scylla-exec-")
-    os.chmod(work, 0o711)
-    with scylla_home_at(tmp_path_factory.mktemp("home")):
-        cluster = EmbeddedMesos(1, simulate=False, use_docker=False, allocation_interval=0.2, insecure=True,
-                                work_dir=work).start()
-        framework = TestFramework(cluster.master_address, name="exec-target").start()
-        try:
-            offer = framework.take_offer()
-            task = task_info(offer["agent_id"], command="echo task-marker > marker; sleep 600")
-            framework.launch(offer, [task])
-            framework.wait_state(task["task_id"]["value"], "TASK_RUNNING")
-            config = tmp_path_factory.mktemp("cli") / "config.toml"
-            config.write_text(f'[master]\naddress = "{cluster.master_address}"\n')
-            yield cluster, task["task_id"]["value"], config
-        finally:
-            framework.stop()
-            cluster.stop()
-            shutil.rmtree(work, ignore_errors=True)
-
-
-def _cli_env(config: Path) -> dict[str, str]:
-    # as try_clients.py runs it: its script runs `python` from PATH, the clients' venv first
-    return {**os.environ, "MESOS_CLI_CONFIG": str(config), "PATH": f"{CLIENTS / 'venv' / 'bin'}:{os.environ['PATH']}"}
+    with process_agent(tmp_path_factory.mktemp("home"), tmp_path_factory.mktemp("cli"), "exec-target") as (
+            cluster, framework, config):
+        offer = framework.take_offer()
+        task = task_info(offer["agent_id"], command="echo task-marker > marker; sleep 600")
+        framework.launch(offer, [task])
+        framework.wait_state(task["task_id"]["value"], "TASK_RUNNING")
+        yield cluster, task["task_id"]["value"], config
 
 
 def _exec(config: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([str(CLIENTS / "venv" / "bin" / "mesos-cli"), "task", "exec", *args], env=_cli_env(config),
-                          input=stdin, capture_output=True, text=True, timeout=60)
+    return subprocess.run([MESOS_CLI, "task", "exec", *args], env=cli_env(config), input=stdin, capture_output=True,
+                          text=True, timeout=60)
 
 
 def test_task_exec_runs_in_the_task_sandbox_as_its_user(running_task: Any) -> None:
@@ -91,9 +72,9 @@ def test_nested_sessions_end_and_leave_nothing_running(running_task: Any) -> Non
 
 def test_task_exec_with_a_terminal_runs_on_one_and_merges_stderr(running_task: Any) -> None:
     _, task_id, config = running_task
-    done = run_on_a_terminal([str(CLIENTS / "venv" / "bin" / "mesos-cli"), "task", "exec", "-t", task_id, "sh", "-c",
+    done = run_on_a_terminal([MESOS_CLI, "task", "exec", "-t", task_id, "sh", "-c",
                               "tty; test -t 0 && echo on-a-terminal; echo to-stderr >&2; exit 3"],
-                             _cli_env(config), rows=30, columns=90)
+                             cli_env(config), rows=30, columns=90)
     shown = done.shown.decode(errors="replace")
     assert done.returncode == 3, (done.returncode, shown)
     lines = [line.rstrip("\r") for line in shown.split("\n")]   # CR LF, and the local terminal adds a CR
@@ -102,9 +83,9 @@ def test_task_exec_with_a_terminal_runs_on_one_and_merges_stderr(running_task: A
 
 def test_task_exec_interactive_with_a_terminal_has_the_users_size_and_takes_typing(running_task: Any) -> None:
     _, task_id, config = running_task
-    done = run_on_a_terminal([str(CLIENTS / "venv" / "bin" / "mesos-cli"), "task", "exec", "-i", "-t", task_id, "sh",
+    done = run_on_a_terminal([MESOS_CLI, "task", "exec", "-i", "-t", task_id, "sh",
                               "-c", "echo ready; read line; stty size; echo got:$line"],
-                             _cli_env(config), rows=37, columns=111, typed=b"hello\r", type_after=b"ready")
+                             cli_env(config), rows=37, columns=111, typed=b"hello\r", type_after=b"ready")
     shown = done.shown.decode(errors="replace")
     assert done.returncode == 0, (done.returncode, shown)
     # the CLI sends its terminal's size on the input stream before what is typed (a command asking at once

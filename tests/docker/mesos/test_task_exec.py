@@ -6,7 +6,6 @@ authenticates to the master and the agent with the cluster's credential, and a c
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +16,8 @@ import pytest
 from scylla_singa.mesos.api.container_info import SANDBOX_MOUNT
 from scylla_singa.mesos.embedded import EmbeddedMesos
 from tests.compat.client_scenarios import CLIENTS, installed
-from tests.support.mesos_framework import TestFramework, task_info
+from tests.support.cli_targets import MESOS_CLI, cli_env, docker_agent
+from tests.support.mesos_framework import task_info
 from tests.support.on_a_terminal import run_on_a_terminal
 
 TINY = "scylla-tiny:latest"   # runs as 65534 (its Dockerfile's USER)
@@ -29,34 +29,17 @@ def docker_task(docker_client, tmp_path_factory) -> Iterator[tuple[EmbeddedMesos
     config with the cluster's credential, one without)."""
     if not installed():
         pytest.skip(f"the third-party Mesos clients are not installed in {CLIENTS}: run tools/ensure_mesos_clients.sh")
-    m = EmbeddedMesos([{"resources": "cpus:4;mem:4096;ports:[31000-31100]", "hostname": "exec"}],
-                      docker_client=docker_client, allocation_interval=0.2, retry_interval=0.5)
-    with m:
-        framework = TestFramework(m.master_address, name="exec-docker", credential=m.framework_credential).start()
-        try:
-            offer = framework.take_offer(cpus=0.5, mem=128)
-            task = task_info(offer["agent_id"], command="sleep 600", image=TINY)
-            framework.launch(offer, [task])
-            framework.wait_state(task["task_id"]["value"], "TASK_RUNNING", timeout=60)
-            principal, secret = m.http_auth
-            home = tmp_path_factory.mktemp("cli")
-            secure, anonymous = home / "secure.toml", home / "anonymous.toml"
-            secure.write_text(f'[master]\naddress = "{m.master_address}"\nprincipal = "{principal}"\n'
-                              f'secret = "{secret}"\n[agent]\nprincipal = "{principal}"\nsecret = "{secret}"\n')
-            anonymous.write_text(f'[master]\naddress = "{m.master_address}"\nprincipal = "{principal}"\n'
-                                 f'secret = "{secret}"\n')
-            yield m, task["task_id"]["value"], secure, anonymous
-        finally:
-            framework.stop()
-
-
-def _cli_env(config: Path) -> dict[str, str]:
-    return {**os.environ, "MESOS_CLI_CONFIG": str(config), "PATH": f"{CLIENTS / 'venv' / 'bin'}:{os.environ['PATH']}"}
+    with docker_agent(docker_client, tmp_path_factory.mktemp("cli"), "exec") as (m, framework, secure, anonymous):
+        offer = framework.take_offer(cpus=0.5, mem=128)
+        task = task_info(offer["agent_id"], command="sleep 600", image=TINY)
+        framework.launch(offer, [task])
+        framework.wait_state(task["task_id"]["value"], "TASK_RUNNING", timeout=60)
+        yield m, task["task_id"]["value"], secure, anonymous
 
 
 def _exec(config: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(CLIENTS / "venv" / "bin" / "mesos-cli"), "task", "exec", *args], env=_cli_env(config),
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run([MESOS_CLI, "task", "exec", *args], env=cli_env(config), capture_output=True, text=True,
+                          timeout=60)
 
 
 def test_task_exec_runs_inside_the_docker_task(docker_task: Any) -> None:
@@ -81,9 +64,9 @@ def test_task_exec_with_a_terminal_is_the_engines_terminal_of_the_users_size(doc
     """`-i -t`: `docker exec -t` in the task's container, resized to the user's terminal, typed into; stderr
     comes back on the terminal."""
     _, task_id, secure, _ = docker_task
-    done = run_on_a_terminal([str(CLIENTS / "venv" / "bin" / "mesos-cli"), "task", "exec", "-i", "-t", task_id,
+    done = run_on_a_terminal([MESOS_CLI, "task", "exec", "-i", "-t", task_id,
                               "sh", "-c", "echo ready; read line; tty; stty size; echo got:$line >&2; exit 2"],
-                             _cli_env(secure), rows=29, columns=97, typed=b"hello\r", type_after=b"ready")
+                             cli_env(secure), rows=29, columns=97, typed=b"hello\r", type_after=b"ready")
     shown = done.shown.decode(errors="replace")
     assert done.returncode == 2, (done.returncode, shown)
     lines = [line.rstrip("\r") for line in shown.split("\n")]
