@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import requests
 
+from scylla_singa.common.waiting import wait_until
 from scylla_singa.mesos.api import codec
 from scylla_singa.mesos.api.codec import AGENT_OPERATOR, MASTER_OPERATOR, MediaType
 from tests.apache_mesos import flows
@@ -99,6 +100,54 @@ def test_what_an_agent_does_not_run_is_answered_501_with_the_reason(busy, cluste
     answer = requests.post(f"http://{simulated}/api/v1", json=attach, headers={"Accept": "application/recordio"},
                            timeout=10)
     assert answer.status_code == 501 and "a simulated agent runs no processes" in answer.text, answer.text
+
+
+@pytest.mark.parametrize("media_type", [MediaType.PROTOBUF, MediaType.JSON], ids=["protobuf", "json"])
+def test_agent_lists_and_reads_sandbox_files_and_nothing_else(busy, media_type: MediaType, tmp_path: Path) -> None:
+    """LIST_FILES and READ_FILE on the agent: a sandbox's entries as FileInfo, a file's bytes from an offset with
+    its size; outside the sandboxes (or missing) is 404 in Mesos's words, revealing nothing; a directory read
+    or a file listed is a 400 that says which call to use."""
+    m, _, task = busy
+    agent = m.agent_addresses[0]
+    state = requests.get(f"http://{agent}/state", timeout=10).json()
+    sandbox = next(e["directory"] for fw in state["frameworks"] for e in fw["executors"]
+                   if e["id"] == task["task_id"]["value"])
+    Path(sandbox, "notes.txt").write_bytes(b"0123456789")
+    listed, _ = operator_call(agent, AGENT_OPERATOR, {"type": "LIST_FILES", "list_files": {"path": sandbox}}, media_type)
+    infos = {Path(i.path).name: i for i in listed.list_files.file_infos}
+    assert {"notes.txt", "stdout", "stderr"} <= set(infos), sorted(infos)
+    notes = infos["notes.txt"]
+    assert notes.size == 10 and notes.mode & 0o170000 == 0o100000 and notes.mtime.nanoseconds > 0
+    read, _ = operator_call(agent, AGENT_OPERATOR, {"type": "READ_FILE", "read_file": {
+        "path": f"{sandbox}/notes.txt", "offset": 3, "length": 4}}, media_type)
+    assert (read.read_file.size, read.read_file.data) == (10, b"3456")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for callers")
+    for path in (str(secret), "/etc/passwd", f"{sandbox}/missing", f"{sandbox}/../../../../../../etc/passwd"):
+        answer = requests.post(f"http://{agent}/api/v1", json={"type": "READ_FILE", "read_file": {
+            "path": path, "offset": 0}}, timeout=10)
+        assert (answer.status_code, answer.text) == (404, f"No file or directory found at path '{path}'"), path
+    as_file = requests.post(f"http://{agent}/api/v1", json={"type": "READ_FILE", "read_file": {
+        "path": sandbox, "offset": 0}}, timeout=10)
+    assert as_file.status_code == 400 and "LIST_FILES" in as_file.text, as_file.text
+    as_dir = requests.post(f"http://{agent}/api/v1", json={"type": "LIST_FILES", "list_files": {
+        "path": f"{sandbox}/notes.txt"}}, timeout=10)
+    assert as_dir.status_code == 400 and "READ_FILE" in as_dir.text, as_dir.text
+
+
+def test_agent_set_logging_level_raises_it_for_the_duration(busy) -> None:
+    m, _, _ = busy
+    agent = m.agent_addresses[0]
+
+    def level() -> int:
+        answer, _ = operator_call(agent, AGENT_OPERATOR, {"type": "GET_LOGGING_LEVEL"}, MediaType.JSON)
+        return answer.get_logging_level.level
+    assert level() == 0
+    answer = requests.post(f"http://{agent}/api/v1", json={"type": "SET_LOGGING_LEVEL", "set_logging_level": {
+        "level": 1, "duration": {"nanoseconds": 1_000_000_000}}}, timeout=10)
+    assert (answer.status_code, answer.text) == (200, ""), answer.text
+    assert level() == 1
+    wait_until(lambda: level() == 0, 10, "the level to come back after the duration")
 
 
 def test_operator_subscribe_streams_the_changes_in_mesos_shapes(cluster) -> None:

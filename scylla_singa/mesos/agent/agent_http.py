@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -83,10 +83,34 @@ class AgentHTTP:
         raw = request.query.get("path")
         if not raw:
             raise web.HTTPBadRequest(text="Expecting 'path' to be present")
-        real = os.path.realpath(raw)
-        if not any(real == r or real.startswith(r.rstrip("/") + "/") for r in self.roots) or not os.path.exists(real):
+        real = self.confined_path(raw)
+        if real is None:
             raise web.HTTPNotFound(text="")  # Mesos: 404, empty body
         return real
+
+    def confined_path(self, raw: str) -> str | None:
+        """The real path of `raw` if it exists within the agent's sandboxes, else None."""
+        real = os.path.realpath(raw)
+        if not any(real == r or real.startswith(r.rstrip("/") + "/") for r in self.roots) or not os.path.exists(real):
+            return None
+        return real
+
+    def file_infos(self, real: str) -> list[dict[str, Any]]:
+        """The entries of the directory `real` (a path confined_path returned): name, size, times, owner."""
+        out = []
+        for name in sorted(os.listdir(real)):
+            st = os.lstat(os.path.join(real, name))
+            out.append({"path": os.path.join(real, name), "size": st.st_size, "mtime": st.st_mtime,
+                        "mode": st.st_mode, "nlink": st.st_nlink, "uid": str(st.st_uid), "gid": str(st.st_gid)})
+        return out
+
+    def file_part(self, real: str, offset: int, length: int) -> tuple[int, bytes]:
+        """(the file's size, at most `length` bytes of it from `offset`) of the file `real`; web.HTTPNotFound
+        if it cannot be opened without following a symlink."""
+        size = os.path.getsize(real)
+        with self._open(real) as f:
+            f.seek(min(offset, size))
+            return size, f.read(min(length, MAX_READ))
 
     async def state(self, request: web.Request) -> web.Response:
         return json_answer(agent_views.state_json(self.core, self.flags, self.start_time, self.master_hostname()))
@@ -121,23 +145,14 @@ class AgentHTTP:
             return json_answer({"data": "", "offset": size})
         if offset < 0 or length < -1:
             raise web.HTTPBadRequest(text="Negative offset or length")
-        length = MAX_READ if length == -1 else min(length, MAX_READ)
-        with self._open(path) as f:
-            f.seek(min(offset, size))
-            data = f.read(length)
+        _, data = self.file_part(path, offset, MAX_READ if length == -1 else length)
         return json_answer({"data": data.decode("utf-8", errors="replace"), "offset": offset})
 
     async def browse(self, request: web.Request) -> web.Response:
         path = self._confined(request)
         if not os.path.isdir(path):
             raise web.HTTPBadRequest(text="Not a directory")
-        out = []
-        for name in sorted(os.listdir(path)):
-            st = os.lstat(os.path.join(path, name))
-            out.append({"path": os.path.join(path, name), "size": st.st_size, "mtime": st.st_mtime,
-                        "mode": stat.filemode(st.st_mode), "nlink": st.st_nlink, "uid": str(st.st_uid),
-                        "gid": str(st.st_gid)})
-        return json_answer(out)
+        return json_answer([{**info, "mode": stat.filemode(info["mode"])} for info in self.file_infos(path)])
 
     async def download(self, request: web.Request) -> web.StreamResponse:
         path = self._confined(request)

@@ -15,12 +15,15 @@ the reason; a simulated agent runs no containers (501).
 
 from __future__ import annotations
 
-import logging
+import asyncio
+import base64
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from scylla_singa.mesos.api import logging_level
 from scylla_singa.mesos.api.call_validation import CallInvalid, validate_agent_operator_call
 from scylla_singa.mesos.api.codec import AGENT_OPERATOR, encode_response
 from scylla_singa.mesos.api.fields import build_info
@@ -35,6 +38,16 @@ if TYPE_CHECKING:
     from .agent_http import AgentHTTP
 
 JsonDict = dict[str, Any]
+MAX_READ = 16 * 1024 * 1024   # the most one READ_FILE answers, as /files/read
+
+
+class FileRefused(Exception):
+    """LIST_FILES or READ_FILE answered with a 4xx; the message is the answer."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
 NOT_HERE = "this agent has no resource providers"
 SIMULATED = "a simulated agent runs no processes"
 CONTAINER_CALLS = ("LAUNCH_CONTAINER", "WAIT_CONTAINER", "KILL_CONTAINER", "REMOVE_CONTAINER")
@@ -57,8 +70,7 @@ class AgentOperatorEndpoint:
             "GET_VERSION": lambda _: {"version_info": dict(build_info())},
             "GET_METRICS": lambda _: {"metrics": [{"name": k, "value": v}
                                                   for k, v in http.metrics_snapshot().items()]},
-            "GET_LOGGING_LEVEL": lambda _: {"level": 1 if logging.getLogger("scylla_singa").getEffectiveLevel()
-                                            <= logging.DEBUG else 0},
+            "GET_LOGGING_LEVEL": lambda _: {"level": logging_level.logging_level()},
             "GET_STATE": lambda _: agent_views.get_state(core),
             "GET_CONTAINERS": self._get_containers,
             "GET_FRAMEWORKS": lambda _: agent_views.get_frameworks(core),
@@ -67,7 +79,10 @@ class AgentOperatorEndpoint:
             "GET_AGENT": lambda _: agent_views.get_agent(core),
             "GET_OPERATIONS": lambda _: {},
             "GET_RESOURCE_PROVIDERS": lambda _: {},
+            "LIST_FILES": self._list_files,
+            "READ_FILE": self._read_file,
         }
+        self.http = http
         # Answered 200 with nothing done, as a Mesos agent without an image store of its own answers it (the
         # Docker images a task uses are the engine's, which the operator prunes with `docker image prune`).
         self.empty_answers = {"PRUNE_IMAGES"}
@@ -95,12 +110,46 @@ class AgentOperatorEndpoint:
             return await self._container_call(kind, call[kind.lower()], media_type)
         if kind in self.empty_answers:
             return web.Response(status=200)
+        if kind == "SET_LOGGING_LEVEL":   # answered 200 with no body, as Mesos answers it
+            logging_level.apply_call(call["set_logging_level"], asyncio.get_running_loop())
+            return web.Response(status=200)
         handler = self.handlers.get(kind)
         if handler is None:
             return text(501, f"{kind} is not supported by this agent: {NOT_HERE}")
-        body = encode_response(AGENT_OPERATOR, {"type": kind, kind.lower(): handler(call.get(kind.lower()) or {})},
-                               media_type, as_mesos=True)
+        try:
+            answer = handler(call.get(kind.lower()) or {})
+        except FileRefused as refused:
+            return text(refused.status, str(refused))
+        body = encode_response(AGENT_OPERATOR, {"type": kind, kind.lower(): answer}, media_type, as_mesos=True)
         return web.Response(status=200, body=body, content_type=media_type)
+
+    def _sandbox_path(self, body: JsonDict) -> str:
+        raw = body.get("path") or ""
+        real = self.http.confined_path(raw) if raw else None
+        if real is None:   # outside the sandboxes or missing: the same answer, nothing revealed
+            raise FileRefused(404, f"No file or directory found at path '{raw}'")
+        return real
+
+    def _list_files(self, body: JsonDict) -> JsonDict:
+        """LIST_FILES: the entries of a sandbox directory, as FileInfo (mtime in nanoseconds, mode a number)."""
+        real = self._sandbox_path(body)
+        if not os.path.isdir(real):
+            raise FileRefused(400, f"Cannot list '{body.get('path')}': not a directory (READ_FILE reads a file)")
+        return {"file_infos": [{**info, "mtime": {"nanoseconds": int(info["mtime"] * 1e9)}}
+                               for info in self.http.file_infos(real)]}
+
+    def _read_file(self, body: JsonDict) -> JsonDict:
+        """READ_FILE: `length` bytes (at most MAX_READ) of a sandbox file from `offset`, and the file's size."""
+        real = self._sandbox_path(body)
+        if os.path.isdir(real):
+            raise FileRefused(400, f"Cannot read '{body.get('path')}': it is a directory (LIST_FILES lists it)")
+        offset = int(body.get("offset") or 0)
+        length = int(body["length"]) if body.get("length") is not None else MAX_READ
+        try:
+            size, data = self.http.file_part(real, offset, length)
+        except web.HTTPNotFound:   # swapped for a symlink after the check
+            raise FileRefused(404, f"No file or directory found at path '{body.get('path')}'") from None
+        return {"size": size, "data": base64.b64encode(data).decode()}
 
     def _get_containers(self, body: JsonDict) -> JsonDict:
         out = agent_views.get_containers(self.core)

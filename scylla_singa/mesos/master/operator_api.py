@@ -18,13 +18,13 @@ included, codec.encode_as_mesos).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
 
+from scylla_singa.mesos.api import logging_level
 from scylla_singa.mesos.api.call_validation import validate_master_operator_call
 from scylla_singa.mesos.api.codec import MASTER_OPERATOR, MediaType, encode_response
 from scylla_singa.mesos.api.fields import value
@@ -69,7 +69,7 @@ class OperatorEndpoint:
             "GET_FLAGS": lambda _: operator_v1.get_flags(self.m),
             "GET_VERSION": lambda _: operator_v1.get_version(),
             "GET_METRICS": lambda _: operator_v1.metric_list(metrics_json(self.m)),
-            "GET_LOGGING_LEVEL": lambda _: {"level": logging_level()},
+            "GET_LOGGING_LEVEL": lambda _: {"level": logging_level.logging_level()},
             "SET_LOGGING_LEVEL": self._set_logging_level,
             "LIST_FILES": self._no_files, "READ_FILE": self._no_files,
             "GET_STATE": lambda _: operator_v1.get_state(self.m),
@@ -158,7 +158,7 @@ class OperatorEndpoint:
 
     # ---- calls that change something ---------------------------------------------
     def _set_logging_level(self, body: JsonDict) -> None:
-        set_logging_level(int(body.get("level", 0)), float(body["duration"]["nanoseconds"]) / 1e9, self.m.loop)
+        logging_level.apply_call(body, self.m.loop)
 
     def _no_files(self, body: JsonDict) -> None:
         raise OperatorError(404, f"No file or directory found at path '{body.get('path', '')}'")
@@ -206,17 +206,3 @@ class OperatorEndpoint:
             raise OperatorError(403, f"Principal '{principal}' is not authorized to tear down framework {fw.id} "
                                      f"of principal '{fw.principal}' (ACL teardown_frameworks)")
         self.m.handle_call(fw, {"type": "TEARDOWN"})
-
-
-def logging_level() -> int:
-    """The verbosity GET_LOGGING_LEVEL reports: 0 at INFO and above, 1 at DEBUG (glog's VLOG levels)."""
-    return 1 if logging.getLogger("scylla_singa").getEffectiveLevel() <= logging.DEBUG else 0
-
-
-def set_logging_level(level: int, duration_s: float, loop: asyncio.AbstractEventLoop | None) -> None:
-    """SET_LOGGING_LEVEL: verbosity >= 1 logs DEBUG for `duration_s`, then the former level comes back."""
-    logger = logging.getLogger("scylla_singa")
-    former = logger.level
-    logger.setLevel(logging.DEBUG if level >= 1 else logging.INFO)
-    if loop is not None:
-        loop.call_later(max(0.0, duration_s), logger.setLevel, former)
