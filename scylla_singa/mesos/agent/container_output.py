@@ -13,22 +13,15 @@ the sandbox files (`/files/read`).
 from __future__ import annotations
 
 import asyncio
-import base64
 import socket
 from collections.abc import AsyncIterator
 from typing import Any, BinaryIO
 
-from .docker_streams import STDERR, STDOUT, read_multiplexed
-from .nested_containers import Parent
+from .docker_streams import read_multiplexed
+from .nested_containers import END, STREAM_NAMES, Parent, ProcessIO, data_record
 
-ProcessIO = dict[str, Any]
-END = None
 FILE_POLL_S = 0.1   # how often a sandbox file is read for what was appended (files give no readiness)
 FILE_CHUNK = 65536
-
-
-def data_record(kind: str, data: bytes) -> ProcessIO:
-    return {"type": "DATA", "data": {"type": kind, "data": base64.b64encode(data).decode()}}
 
 
 async def follow_output(container: Parent, docker_client: Any = None) -> AsyncIterator[ProcessIO]:
@@ -59,9 +52,8 @@ async def _docker_output(raw: socket.socket) -> AsyncIterator[ProcessIO]:
     queue: asyncio.Queue = asyncio.Queue()
 
     def read() -> None:
-        names = {STDOUT: "STDOUT", STDERR: "STDERR"}
         read_multiplexed(raw, lambda kind, chunk: loop.call_soon_threadsafe(
-            queue.put_nowait, data_record(names[kind], chunk)))
+            queue.put_nowait, data_record(STREAM_NAMES[kind], chunk)))
         loop.call_soon_threadsafe(queue.put_nowait, END)
 
     reader = loop.run_in_executor(None, read)

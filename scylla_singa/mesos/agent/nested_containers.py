@@ -250,7 +250,7 @@ class NestedContainers:
         nested.pid = process.pid
         nested.kill_now = lambda: signal_group(process, signal.SIGKILL)
         output = nested.output
-        terminal = Terminal(controller, lambda chunk: output.put_nowait(_data("STDOUT", chunk)))
+        terminal = Terminal(controller, lambda chunk: output.put_nowait(data_record("STDOUT", chunk)))
         nested.stdin = terminal.write
         nested.resize = terminal.resize
         asyncio.ensure_future(self._follow_terminal(nested, process, terminal))
@@ -325,9 +325,9 @@ class NestedContainers:
 
         def read() -> None:   # a terminal's stream is all STDOUT
             if tty:
-                read_plain(raw, lambda chunk: put(_data("STDOUT", chunk)))
+                read_plain(raw, lambda chunk: put(data_record("STDOUT", chunk)))
             else:
-                read_multiplexed(raw, lambda kind, chunk: put(_data(STREAM_NAMES[kind], chunk)))
+                read_multiplexed(raw, lambda kind, chunk: put(data_record(STREAM_NAMES[kind], chunk)))
 
         await loop.run_in_executor(None, read)
         raw.close()
@@ -358,7 +358,8 @@ def _names(container_id: dict[str, Any]) -> tuple[str, str]:
     return ".".join(reversed(chain)), value(container_id) or ""
 
 
-def _data(kind: str, data: bytes) -> ProcessIO:
+def data_record(kind: str, data: bytes) -> ProcessIO:
+    """A ProcessIO DATA record of output (`kind` STDOUT or STDERR), as Mesos streams it."""
     return {"type": "DATA", "data": {"type": kind, "data": base64.b64encode(data).decode()}}
 
 
@@ -366,7 +367,7 @@ async def _pump(stream: asyncio.StreamReader | None, kind: str, output: asyncio.
     if stream is None:
         return
     while chunk := await stream.read(65536):
-        output.put_nowait(_data(kind, chunk))
+        output.put_nowait(data_record(kind, chunk))
 
 
 def _process_stdin(process: asyncio.subprocess.Process) -> Callable[[bytes | None], None]:
