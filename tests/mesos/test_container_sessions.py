@@ -117,6 +117,13 @@ def test_a_session_needs_recordio_an_existing_parent_and_no_container_but_a_term
     assert answer.status_code == 400 and answer.text == "The provided ContainerInfo is not supported"
 
 
+def test_a_terminal_is_only_for_a_session(agent: str) -> None:
+    answer = _post(agent, {"type": "LAUNCH_CONTAINER", "launch_container": {
+        "container_id": {"value": "n1", "parent": {"value": "parent"}}, "command": {"value": "true"},
+        "container": {"type": "MESOS", "tty_info": {}}}})
+    assert answer.status_code == 400 and answer.text == "The provided ContainerInfo is not supported"
+
+
 def _stdout(answer: requests.Response) -> bytes:
     records = [json.loads(r) for r in recordio.Decoder().feed(answer.content)]
     assert {r["data"]["type"] for r in records} <= {"STDOUT"}, records   # a terminal merges stderr into it

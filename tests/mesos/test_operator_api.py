@@ -123,7 +123,9 @@ def test_agent_lists_and_reads_sandbox_files_and_nothing_else(busy, media_type: 
     assert (read.read_file.size, read.read_file.data) == (10, b"3456")
     secret = tmp_path / "secret.txt"
     secret.write_text("not for callers")
-    for path in (str(secret), "/etc/passwd", f"{sandbox}/missing", f"{sandbox}/../../../../../../etc/passwd"):
+    Path(sandbox, "leak").symlink_to(secret)   # a task's symlink out of its sandbox is not followed
+    for path in (str(secret), "/etc/passwd", f"{sandbox}/missing", f"{sandbox}/../../../../../../etc/passwd",
+                 f"{sandbox}/leak"):
         answer = requests.post(f"http://{agent}/api/v1", json={"type": "READ_FILE", "read_file": {
             "path": path, "offset": 0}}, timeout=10)
         assert (answer.status_code, answer.text) == (404, f"No file or directory found at path '{path}'"), path
