@@ -50,3 +50,28 @@ def test_task_attach_shows_a_running_tasks_output_until_it_ends(attach_env: Any)
                               task["task_id"]["value"]], env, rows=24, columns=80)
     assert_attached_output(done.shown.decode(errors="replace"), done.returncode)
     framework.wait_state(task["task_id"]["value"], "TASK_FINISHED")
+
+
+# Prints "waiting" until a line was typed (so the test types once the CLI shows output, its terminal raw and its
+# input stream attached), then the terminal's size and the line.
+TYPING_PROBE = "(while :; do echo waiting; sleep 0.2; done) & read line; kill $!; stty size; echo got:$line"
+
+
+def assert_typed_into(shown: str, returncode: int) -> None:
+    """What `task attach` (with stdin) showed: the typed line echoed by the task's terminal, then the size of the
+    CLI's own terminal, then what the task read."""
+    assert returncode == 0, (returncode, shown)
+    lines = [line.rstrip("\r") for line in shown.split("\n") if line.strip() and line.strip() != "waiting"]
+    assert lines[-3:] == ["hello", "33 99", "got:hello"], shown
+
+
+def test_task_attach_types_into_a_task_on_a_terminal_at_the_users_size(attach_env: Any) -> None:
+    framework, offer, env = attach_env
+    task = task_info(offer["agent_id"], command=TYPING_PROBE,
+                     extra={"container": {"type": "MESOS", "tty_info": {}}})
+    framework.launch(offer, [task])
+    framework.wait_state(task["task_id"]["value"], "TASK_RUNNING")
+    done = run_on_a_terminal([MESOS_CLI, "task", "attach", task["task_id"]["value"]], env, rows=33, columns=99,
+                             typed=b"hello\r", type_after=b"waiting")
+    assert_typed_into(done.shown.decode(errors="replace"), done.returncode)
+    framework.wait_state(task["task_id"]["value"], "TASK_FINISHED")

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import requests
 from pymesos import MesosSchedulerDriver, Scheduler
 
 from scylla_singa.common.waiting import Deadline
@@ -45,6 +46,13 @@ def task_info(agent_id: dict | str, *, task_id: str | None = None, cpus: float =
     if extra:
         task.update(extra)
     return task
+
+
+def task_container_id(agent_address: str, task_id: str, auth: tuple[str, str] | None = None) -> dict[str, Any]:
+    """The ContainerID a running task's agent gave it (its RUNNING status's container_status), from /state."""
+    state = requests.get(f"http://{agent_address}/state", auth=auth, timeout=10).json()
+    task = next(t for f in state["frameworks"] for e in f["executors"] for t in e["tasks"] if t["id"] == task_id)
+    return next(s["container_status"]["container_id"] for s in task["statuses"] if "container_status" in s)
 
 
 def offer_fits(offer: dict[str, Any], cpus: float, mem: float) -> bool:

@@ -2,7 +2,8 @@
 as ProcessIO DATA records (what `mesos task attach --no-stdin` prints).
 
 A Docker task's container is followed through the engine (`docker attach`
-to its stdout and stderr, never its stdin). A process task's or a
+to its stdout and stderr, never its stdin; one stream, STDOUT, when it runs
+on a terminal). A process task's or a
 standalone container's output goes to its sandbox's `stdout` and `stderr`
 files (as Mesos writes them); they are followed from their current end
 until the process ended, then read to their end. Only what comes after the
@@ -17,7 +18,7 @@ import socket
 from collections.abc import AsyncIterator
 from typing import Any, BinaryIO
 
-from .docker_streams import read_multiplexed
+from .docker_streams import read_multiplexed, read_plain
 from .nested_containers import END, STREAM_NAMES, Parent, ProcessIO, data_record
 
 FILE_POLL_S = 0.1   # how often a sandbox file is read for what was appended (files give no readiness)
@@ -32,7 +33,7 @@ async def follow_output(container: Parent, docker_client: Any = None) -> AsyncIt
         loop = asyncio.get_running_loop()
         sock = await loop.run_in_executor(None, lambda: docker_client.api.attach_socket(
             container.docker_id, params={"stdout": 1, "stderr": 1, "stream": 1}))
-        return _docker_output(getattr(sock, "_sock", sock))
+        return _docker_output(getattr(sock, "_sock", sock), container.docker_tty)
     assert container.sandbox is not None
     files = []
     try:
@@ -47,13 +48,18 @@ async def follow_output(container: Parent, docker_client: Any = None) -> AsyncIt
     return _sandbox_output(files, container)
 
 
-async def _docker_output(raw: socket.socket) -> AsyncIterator[ProcessIO]:
+async def _docker_output(raw: socket.socket, tty: bool) -> AsyncIterator[ProcessIO]:
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue = asyncio.Queue()
 
-    def read() -> None:
-        read_multiplexed(raw, lambda kind, chunk: loop.call_soon_threadsafe(
-            queue.put_nowait, data_record(STREAM_NAMES[kind], chunk)))
+    def put(kind: str, chunk: bytes) -> None:
+        loop.call_soon_threadsafe(queue.put_nowait, data_record(kind, chunk))
+
+    def read() -> None:   # a container with a terminal has one stream, all STDOUT
+        if tty:
+            read_plain(raw, lambda chunk: put("STDOUT", chunk))
+        else:
+            read_multiplexed(raw, lambda kind, chunk: put(STREAM_NAMES[kind], chunk))
         loop.call_soon_threadsafe(queue.put_nowait, END)
 
     reader = loop.run_in_executor(None, read)

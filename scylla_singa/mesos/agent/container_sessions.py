@@ -6,9 +6,10 @@ whose records are ProcessIO messages (its command's stdout and stderr, as
 they come) in the media type of `Message-Accept` (JSON unless protobuf is
 asked for), until the command ends. ATTACH_CONTAINER_INPUT's request is a
 RecordIO stream of agent Calls (`Message-Content-Type`): the first names
-the container (type CONTAINER_ID), the next carry its stdin (PROCESS_IO
-DATA; empty data is the end of input) or controls (heartbeats; a
-session with a terminal is resized by TTY_INFO). ATTACH_CONTAINER_OUTPUT
+the container (type CONTAINER_ID: a session's, or a task's on a terminal;
+container_input.py), the next carry its stdin (PROCESS_IO DATA; empty
+data is the end of input) or controls (heartbeats; a terminal is resized
+by TTY_INFO). ATTACH_CONTAINER_OUTPUT
 answers like a session: a running task's or standalone container's
 output from the call on (container_output.py). The HTTP side only: the
 containers themselves are nested_containers.py's, their terminals
@@ -29,6 +30,7 @@ from scylla_singa.mesos.api.codec import AGENT_OPERATOR, CodecError, MediaType
 from scylla_singa.mesos.api.fields import value
 from scylla_singa.mesos.api.http_answers import text
 from scylla_singa.mesos.api.proto import agent_pb2
+from .container_input import InputStream, close_input, open_input
 from .container_output import follow_output
 from .nested_containers import NestedContainers, NestedRefused, session_records
 from .terminal import control_window_size
@@ -112,10 +114,10 @@ def _encoded(record: dict[str, Any], media_type: MediaType) -> bytes:
 
 
 async def attach_input(request: web.Request, nested: NestedContainers | None) -> web.Response:
-    """ATTACH_CONTAINER_INPUT: feed the stream's stdin records to the named container until the stream ends."""
+    """ATTACH_CONTAINER_INPUT: feed the stream's records to the named container until the stream ends."""
     media_type = message_media_type(request.headers.get("Message-Content-Type"))
     decoder = recordio.Decoder(max_record=16 * 1024 * 1024)
-    target = None
+    target: InputStream | None = None
     try:
         async for chunk in request.content.iter_any():
             for record in decoder.feed(chunk):
@@ -131,7 +133,7 @@ async def attach_input(request: web.Request, nested: NestedContainers | None) ->
                     if nested is None:
                         return text(501, "ATTACH_CONTAINER_INPUT is not supported by this agent: a simulated "
                                          "agent runs no processes")
-                    target = nested.attach_input(attach["container_id"])
+                    target = await open_input(nested, attach["container_id"])
                     continue
                 _feed(target, attach)
     except NestedRefused as refused:
@@ -140,12 +142,17 @@ async def attach_input(request: web.Request, nested: NestedContainers | None) ->
         return text(400, f"Failed to decode the ATTACH_CONTAINER_INPUT stream: {exc}")
     except CallInvalid as exc:
         return text(400, exc.message)
+    except ConnectionResetError:   # the caller hung up (a CLI that exits does not end its stream first)
+        return web.Response(status=200)
+    finally:
+        if target is not None and nested is not None:
+            close_input(nested, target)
     if target is None:
         return text(400, "The ATTACH_CONTAINER_INPUT stream ended before it named a container")
     return web.Response(status=200)
 
 
-def _feed(target: Any, attach: dict[str, Any]) -> None:
+def _feed(target: InputStream, attach: dict[str, Any]) -> None:
     io = attach.get("process_io") or {}
     if io.get("type") != "DATA":   # CONTROL: a heartbeat, or a terminal's new size
         size = control_window_size(io)

@@ -227,6 +227,11 @@ class DockerRunner(TaskRunner):
                 aliases=spec.aliases or None)}
         container = self.client.containers.create(**kwargs)
         container.start()
+        if spec.window is not None:   # before RUNNING: a command that waits for input sees its size
+            try:
+                self.client.api.resize(container.id, height=spec.window.rows, width=spec.window.columns)
+            except docker.errors.APIError:
+                pass   # it ended already: its end is reported as any container's
         return container
 
     def _remove(self, name_or_id: str) -> None:

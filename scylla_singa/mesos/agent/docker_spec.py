@@ -26,6 +26,7 @@ from scylla_singa.mesos.api.container_info import (SANDBOX_MOUNT, SpecError, che
                                                    docker_equivalent, parse_ulimit, user_network_name,
                                                    validate_container)
 from scylla_singa.mesos.api.resources import Resources
+from .terminal import WindowSize, task_terminal
 
 MIN_MEM_MB = 32.0
 DOCKER_SOCKETS = ("/var/run/docker.sock", "/run/docker.sock")
@@ -55,6 +56,8 @@ class DockerSpec:
     ulimits: list[tuple[str, int, int]] = field(default_factory=list)
     force_pull: bool = False
     persistent: list[Any] = field(default_factory=list)   # its persistent volumes' VolumeMounts (agent-made)
+    tty: bool = False   # a MESOS container with tty_info: created with a terminal and an open stdin
+    window: WindowSize | None = None   # that terminal's size, set once the container started
 
     def create_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for `client.containers.create` (networking_config added by the runner)."""
@@ -63,7 +66,7 @@ class DockerSpec:
             environment=self.environment, labels=self.labels, hostname=self.hostname,
             volumes=self.volumes, cpu_shares=self.cpu_shares, mem_limit=self.mem_limit,
             memswap_limit=self.mem_limit, working_dir=self.working_dir, detach=True,
-            privileged=False, stdin_open=False, tty=False)
+            privileged=False, stdin_open=self.tty, tty=self.tty)
         if self.user:
             kw["user"] = self.user
         if self.shm_size:
@@ -104,6 +107,9 @@ def build_spec(task: dict[str, Any], *, framework_id: str, agent_id: str, contai
         mem_limit=int(max(resources.scalar("mem"), MIN_MEM_MB) * 1024 * 1024),
         force_pull=bool(docker.get("force_pull_image")))
     spec.entrypoint, spec.command = _command(task.get("command") or {})
+    terminal = task_terminal(task.get("container"))
+    spec.tty = terminal is not False
+    spec.window = terminal if isinstance(terminal, WindowSize) else None
     for key, val in params:
         _apply_parameter(spec, key, val)
     return spec

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from scylla_singa.mesos.api.fields import value
 from .docker_streams import STDERR, STDOUT, read_multiplexed, read_plain
 from .process_runner import command_argv, signal_group, spawn_as
-from .terminal import END_OF_INPUT, Terminal, WindowSize, open_terminal, take_terminal, terminal_request
+from .terminal import END_OF_INPUT, Terminal, WindowSize, drain, open_terminal, take_terminal, terminal_request
 from .task_user import TaskUser, TaskUserError, clean_environment, requested_user, resolve_user, task_user
 
 if TYPE_CHECKING:
@@ -49,7 +49,6 @@ if TYPE_CHECKING:
 ProcessIO = dict[str, Any]
 END = None   # what the output queue holds after the last record
 STREAM_NAMES = {STDOUT: "STDOUT", STDERR: "STDERR"}   # ProcessIO.Data.Type of each of the engine's streams
-TERMINAL_DRAIN_S = 5.0   # how long a terminal session's last output may take once its command ended
 
 
 class NestedRefused(Exception):
@@ -62,7 +61,8 @@ class NestedRefused(Exception):
 
 @dataclass
 class Parent:
-    """Where a nested container runs: a Docker container (`docker_id`), or a sandbox and a user (processes)."""
+    """Where a nested container runs: a Docker container (`docker_id`), or a sandbox and a user (processes).
+    A task that runs on a terminal (tty_info) has it here: its pty (`terminal`) or the engine's (`docker_tty`)."""
 
     name: str
     ended: Callable[[], Awaitable[Any]]   # returns once the parent ended
@@ -70,6 +70,8 @@ class Parent:
     docker_user: str = ""
     sandbox: Path | None = None
     user: TaskUser | None = None
+    terminal: Terminal | None = None
+    docker_tty: bool = False
 
 
 @dataclass
@@ -103,6 +105,7 @@ class NestedContainers:
         self.find_parent = find_parent
         self.docker = docker_client
         self.containers: dict[str, NestedContainer] = {}
+        self.inputs: set[str] = set()   # the containers an input stream is attached to (container_input.py)
 
     def known(self, container_id: dict[str, Any]) -> NestedContainer:
         """The nested container an id names; 404 in Mesos's words when there is none."""
@@ -172,11 +175,7 @@ class NestedContainers:
             nested.watcher.cancel()
 
     def attach_input(self, container_id: dict[str, Any]) -> NestedContainer:
-        """The running container ATTACH_CONTAINER_INPUT streams to: a nested one (a task's or a standalone
-        container's stdin is not open to callers)."""
-        if "parent" not in container_id:
-            raise NestedRefused(400, f"Container {value(container_id) or ''} takes no input: only a nested "
-                                     "container launched by LAUNCH_NESTED_CONTAINER_SESSION does (`task exec -i`)")
+        """The running nested container an ATTACH_CONTAINER_INPUT stream names (container_input.py)."""
         nested = self.known(container_id)
         if nested.ended.is_set():
             raise NestedRefused(404, f"Container {nested.name} has terminated")
@@ -259,10 +258,7 @@ class NestedContainers:
                                terminal: Terminal) -> None:
         code = await process.wait()
         signal_group(process, signal.SIGKILL)   # what it left behind ends with it, as Mesos destroys the container
-        try:   # the terminal's last output: it closes once no process holds it
-            await asyncio.wait_for(terminal.done.wait(), TERMINAL_DRAIN_S)
-        except asyncio.TimeoutError:
-            terminal.close()   # a process that left the session still holds it: the session ends anyway
+        await drain(terminal)
         self._ended(nested, wait_status(code))
 
     async def _follow_process(self, nested: NestedContainer, process: asyncio.subprocess.Process) -> None:
@@ -303,11 +299,11 @@ class NestedContainers:
         nested.pid = pid
         nested.kill_now = lambda: _kill_pid(pid)
         if session:
-            nested.stdin = _socket_stdin(raw, tty)
+            nested.stdin = socket_stdin(raw, tty)
         else:
             raw.shutdown(socket.SHUT_WR)
         if tty:
-            in_order = _InOrder(loop)
+            in_order = InOrder(loop)
             write = nested.stdin
             nested.stdin = lambda data: in_order.do(lambda: write(data), in_pool=False)
             nested.resize = lambda size: in_order.do(lambda: _resize_exec(api, exec_id, size), in_pool=True)
@@ -350,12 +346,17 @@ async def session_records(nested: NestedContainer) -> AsyncIterator[ProcessIO]:
 
 def _names(container_id: dict[str, Any]) -> tuple[str, str]:
     """(the parent's name, as Mesos writes it: `a.b` for a nested parent; the child's id)."""
-    parent = container_id["parent"]
+    return full_name(container_id["parent"]), value(container_id) or ""
+
+
+def full_name(container_id: dict[str, Any]) -> str:
+    """A container's name as Mesos writes it: its id, after its parents' (`parent.child`)."""
     chain = []
-    while parent is not None:
-        chain.append(value(parent) or "")
-        parent = parent.get("parent")
-    return ".".join(reversed(chain)), value(container_id) or ""
+    current: dict[str, Any] | None = container_id
+    while current is not None:
+        chain.append(value(current) or "")
+        current = current.get("parent")
+    return ".".join(reversed(chain))
 
 
 def data_record(kind: str, data: bytes) -> ProcessIO:
@@ -381,7 +382,7 @@ def _process_stdin(process: asyncio.subprocess.Process) -> Callable[[bytes | Non
     return write
 
 
-def _socket_stdin(raw: socket.socket, tty: bool = False) -> Callable[[bytes | None], None]:
+def socket_stdin(raw: socket.socket, tty: bool = False) -> Callable[[bytes | None], None]:
     def write(data: bytes | None) -> None:
         try:
             if data is None and tty:
@@ -395,7 +396,7 @@ def _socket_stdin(raw: socket.socket, tty: bool = False) -> Callable[[bytes | No
     return write
 
 
-class _InOrder:
+class InOrder:
     """What an input stream asks of a `docker exec -t`, done in the order asked. A resize goes to the engine
     over HTTP (in the I/O pool) while typing goes straight to the exec's socket: typing that follows a
     resize waits for it, so a command reading a line and then its terminal's size sees the new size (the
@@ -462,10 +463,25 @@ def parent_finder(core: AgentCore, standalone: StandaloneContainers | None) -> C
         handle = task.handle
         if isinstance(handle, asyncio.subprocess.Process) and handle.returncode is None:
             user = task_user(task.info.get("command") or {}, task.framework, allow_root=True)
-            return Parent(name, handle.wait, sandbox=task.sandbox, user=user)
+            return Parent(name, _ended_with_output(handle, task.terminal), sandbox=task.sandbox, user=user,
+                          terminal=task.terminal)
         attrs = getattr(handle, "attrs", None)
         if isinstance(attrs, dict) and getattr(handle, "id", None):
-            return Parent(name, asyncio.Event().wait, docker_id=handle.id,
-                          docker_user=(attrs.get("Config") or {}).get("User") or "")
+            config = attrs.get("Config") or {}
+            return Parent(name, asyncio.Event().wait, docker_id=handle.id, docker_user=config.get("User") or "",
+                          docker_tty=bool(config.get("Tty")))
         return None
     return find
+
+
+def _ended_with_output(process: asyncio.subprocess.Process, terminal: Terminal | None
+                       ) -> Callable[[], Awaitable[Any]]:
+    """A process task's end, as its followers need it: on a terminal, once the terminal also closed (its last
+    output read and logged), else when the process ended."""
+    if terminal is None:
+        return process.wait
+
+    async def ended() -> None:
+        await process.wait()
+        await terminal.done.wait()
+    return ended

@@ -4,6 +4,8 @@ shell=true runs `/bin/sh -c value`; shell=false executes `value` with
 `arguments` as its argv. stdout/stderr go to the sandbox's files. A kill
 sends SIGTERM to the process group, then SIGKILL after the grace period.
 Such tasks do not survive an agent restart (they are reported FAILED).
+A task whose MESOS ContainerInfo has `tty_info` runs on a pseudo-terminal
+of its own instead (terminal.py), which `mesos task attach` types into.
 
 The process runs as the task's user (task_user.py: CommandInfo.user, else
 FrameworkInfo.user; root refused unless the agent allows it), switched in
@@ -23,6 +25,7 @@ from typing import Any
 from scylla_singa.contracts import ENV_TASK_ID
 from scylla_singa.mesos.api.protocol import container_status
 from .persistent_volumes import hand_to
+from .terminal import Terminal, WindowSize, drain, open_terminal, take_terminal, task_terminal
 from .task_events import TaskContainerUp, TaskExited, TaskInvalid, TaskLaunchFailed, TaskStarting, TaskStopped
 from .task_runner import AgentTask, Emit, TaskRunner
 from .task_user import TaskUser, TaskUserError, clean_environment, hand_sandbox_to, task_user, unreachable_parent
@@ -53,9 +56,15 @@ class ProcessRunner(TaskRunner):
             return
         emit(TaskStarting())
         sandbox = task.sandbox
+        size = task_terminal(task.info.get("container"))
         with open(sandbox / "stdout", "ab") as out, open(sandbox / "stderr", "ab") as err:
             try:
-                proc = await spawn_as(user, argv, executable, sandbox, _env(task, command), stdout=out, stderr=err)
+                if size is False:
+                    proc = await spawn_as(user, argv, executable, sandbox, _env(task, command), stdout=out,
+                                          stderr=err)
+                else:
+                    proc, task.terminal = await _spawn_on_terminal(user, argv, executable, sandbox,
+                                                                   _env(task, command), size)
             except OSError as exc:
                 emit(TaskLaunchFailed(message=f"Failed to launch command as user {user.name} "
                                               f"(uid {user.uid}): {exc}"))
@@ -66,8 +75,13 @@ class ProcessRunner(TaskRunner):
         emit(TaskContainerUp(container_status(task.container_id, self.ip, None)))
         try:
             code = await proc.wait()
+            if task.terminal is not None:
+                signal_group(proc, signal.SIGKILL)   # its leftovers hold the terminal: they end with it
+                await drain(task.terminal)
         finally:
             self._procs.pop(task.container_id, None)
+            if task.terminal is not None:
+                task.terminal.close()
         emit(TaskExited(_exit_code(code), message=_exit_message(code)))
 
     async def kill(self, task: AgentTask, grace_s: float, emit: Emit) -> None:
@@ -98,6 +112,25 @@ async def spawn_as(user: TaskUser, argv: list[str], executable: str | None, cwd:
     return await asyncio.create_subprocess_exec(
         *argv, executable=executable, cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr,
         start_new_session=True, user=user.uid, group=user.gid, extra_groups=[], preexec_fn=in_child)
+
+
+async def _spawn_on_terminal(user: TaskUser, argv: list[str], executable: str | None, sandbox: Path,
+                             env: dict[str, str], size: WindowSize | None | bool
+                             ) -> tuple[asyncio.subprocess.Process, Terminal]:
+    """A task asking for a terminal (ContainerInfo.tty_info) on a pseudo-terminal of its own, of the size
+    asked: its stdin, stdout and stderr, its controlling terminal. What it writes is appended to the sandbox's
+    stdout (where Mesos's I/O switchboard logs it; stderr stays empty); ATTACH_CONTAINER_INPUT types into it."""
+    controller, command_side = open_terminal(size if isinstance(size, WindowSize) else None)
+    try:
+        proc = await spawn_as(user, argv, executable, sandbox, env, command_side, command_side, command_side,
+                              in_child=take_terminal)
+    except OSError:
+        os.close(controller)
+        raise
+    finally:
+        os.close(command_side)
+    log = open(sandbox / "stdout", "ab", buffering=0)   # noqa: SIM115 - closed with the terminal
+    return proc, Terminal(controller, log.write, closed=log.close)
 
 
 def command_argv(command: dict[str, Any]) -> tuple[list[str], str | None]:

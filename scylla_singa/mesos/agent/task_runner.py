@@ -48,6 +48,7 @@ class AgentTask:
     executor_uuids: set[str] = field(default_factory=set)   # updates its custom executor sent, not yet acked
     group_tasks: tuple[str, ...] = ()   # the ids of every task of its group (itself included)
     volume_mounts: list[Any] = field(default_factory=list)   # its persistent volumes (persistent_volumes.py)
+    terminal: Any = None   # a process task's terminal (terminal.Terminal) when it asked for one (tty_info)
 
     @property
     def task_id(self) -> str:

@@ -1,11 +1,13 @@
-"""Terminals for nested container sessions that ask for one (`mesos task exec -t`): a pseudo-terminal for a
-command run as a process, its window size, and what an ATTACH_CONTAINER_INPUT stream's records mean for it.
+"""Terminals for the containers that ask for one: a pseudo-terminal for a command run as a process, its window
+size, and what an ATTACH_CONTAINER_INPUT stream's records mean for it.
 
-Mesos gives such a session a terminal when its ContainerInfo carries nothing but `type: MESOS` and
-`tty_info` (with an optional `window_size`); the command's output then comes back as STDOUT records only
-(the terminal merges stderr into it), and the input stream's CONTROL records of type TTY_INFO resize it.
-A Docker task's session gets its terminal from the engine (`docker exec -t`); this module holds the parts
-both kinds share and the pty for processes.
+Mesos gives a nested container session a terminal (`mesos task exec -t`) when its ContainerInfo carries
+nothing but `type: MESOS` and `tty_info` (with an optional `window_size`), and a task one when its MESOS
+ContainerInfo has `tty_info` (the Mesos containerizer's I/O switchboard; the Docker containerizer ignores
+it). The output then is all STDOUT (the terminal merges stderr into it), and an input stream's CONTROL
+records of type TTY_INFO resize it. What runs on the Docker engine gets its terminal from the engine
+(`docker exec -t`, a container created with a TTY); this module holds the parts all kinds share and the
+pty for processes.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 # What an empty STDIN record (the end of input) becomes on a terminal: Ctrl-D, which a reader in canonical
 # mode takes as end of file (a terminal cannot be half-closed like a pipe).
 END_OF_INPUT = b"\x04"
+TERMINAL_DRAIN_S = 5.0   # how long a terminal's last output may take once its command ended
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,14 @@ def terminal_request(container: dict[str, Any] | None) -> WindowSize | None | bo
     if set(container) - {"type", "tty_info"} or container.get("type", "MESOS") != "MESOS" \
             or "tty_info" not in container:
         raise ValueError("The provided ContainerInfo is not supported")
+    return window_size((container.get("tty_info") or {}).get("window_size"))
+
+
+def task_terminal(container: dict[str, Any] | None) -> WindowSize | None | bool:
+    """What a task's ContainerInfo asks for, in terminal_request's terms: a MESOS container (with an image or
+    without) with `tty_info` runs on a terminal; anything else, a DOCKER one included, does not."""
+    if not container or container.get("type", "MESOS") != "MESOS" or "tty_info" not in container:
+        return False
     return window_size((container.get("tty_info") or {}).get("window_size"))
 
 
@@ -86,11 +97,13 @@ class Terminal:
     """The controlling side of a session's terminal. Reads its output as it comes and hands each chunk to
     `emit`; `done` is set once the command's side is closed by every process (the kernel then answers EIO)
     or `close()` was called, and the fd is closed then (input and resizes after that go nowhere: the fd's
-    number may already be another file's)."""
+    number may already be another file's), and `closed` is called (what `emit` wrote to is closed)."""
 
-    def __init__(self, controller: int, emit: Callable[[bytes], None]) -> None:
+    def __init__(self, controller: int, emit: Callable[[bytes], Any],
+                 closed: Callable[[], None] = lambda: None) -> None:
         self.controller = controller
         self.emit = emit
+        self.closed = closed
         self.loop = asyncio.get_running_loop()
         self.done = asyncio.Event()
         self.loop.add_reader(controller, self._readable)
@@ -121,6 +134,16 @@ class Terminal:
             self.loop.remove_reader(self.controller)
             os.close(self.controller)
             self.done.set()
+            self.closed()
+
+
+async def drain(terminal: Terminal) -> None:
+    """Once its command ended: wait for the terminal's last output (it closes when no process holds its other
+    side), at most TERMINAL_DRAIN_S; a process that left the session and still holds it does not keep it."""
+    try:
+        await asyncio.wait_for(terminal.done.wait(), TERMINAL_DRAIN_S)
+    except asyncio.TimeoutError:
+        terminal.close()
 
 
 def write_input(controller: int, data: bytes | None) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from scylla_singa.mesos.agent.docker_spec import build_spec
+from scylla_singa.mesos.agent.terminal import WindowSize
 from scylla_singa.mesos.api.container_info import SANDBOX_MOUNT, SpecError, validate_container
 from scylla_singa.mesos.api.resources import Resources
 
@@ -132,3 +133,14 @@ def test_a_mesos_container_with_an_appc_image_is_refused() -> None:
     task = _mesos_task({"type": "APPC", "appc": {"name": "coreos.com/etcd"}})
     with pytest.raises(SpecError, match="APPC is not supported"):
         validate_container(task["container"], Resources.parse("cpus:0.5;mem:16"))
+
+
+def test_a_mesos_container_with_tty_info_is_created_with_a_terminal_and_an_open_stdin(tmp_path) -> None:
+    image = {"type": "DOCKER", "docker": {"name": "img"}}
+    sized = _spec(_mesos_task(image, tty_info={"window_size": {"rows": 30, "columns": 100}}), tmp_path)
+    assert (sized.tty, sized.window) == (True, WindowSize(30, 100))
+    assert (sized.create_kwargs()["tty"], sized.create_kwargs()["stdin_open"]) == (True, True)
+    default = _spec(_mesos_task(image, tty_info={}), tmp_path)
+    assert (default.tty, default.window) == (True, None)
+    docker = _spec(_task({"tty_info": {}}), tmp_path)   # ignored by the Docker containerizer, as in Mesos
+    assert (docker.tty, docker.create_kwargs()["tty"], docker.create_kwargs()["stdin_open"]) == (False, False, False)

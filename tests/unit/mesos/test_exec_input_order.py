@@ -7,14 +7,14 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from scylla_singa.mesos.agent.nested_containers import _InOrder
+from scylla_singa.mesos.agent.nested_containers import InOrder
 
 
 def test_typing_after_a_slow_resize_waits_for_it_and_typing_alone_is_immediate() -> None:
     async def run() -> list[str]:
         done: list[str] = []
         release = threading.Event()
-        in_order = _InOrder(asyncio.get_running_loop())
+        in_order = InOrder(asyncio.get_running_loop())
         in_order.do(lambda: done.append("typed-first"), in_pool=False)
         assert done == ["typed-first"]   # nothing pending: at once
         in_order.do(lambda: (release.wait(5), done.append("resize-0x0")), in_pool=True)

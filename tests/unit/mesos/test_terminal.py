@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scylla_singa.mesos.agent.terminal import (Terminal, WindowSize, control_window_size, open_terminal,
-                                               terminal_request, window_size)
+                                               task_terminal, terminal_request, window_size)
 
 
 @pytest.mark.parametrize("container, wanted", [
@@ -24,6 +24,19 @@ from scylla_singa.mesos.agent.terminal import (Terminal, WindowSize, control_win
 ])
 def test_a_container_info_that_asks_only_for_a_terminal_gets_one(container, wanted) -> None:
     assert terminal_request(container) == wanted
+
+
+@pytest.mark.parametrize("container, wanted", [
+    (None, False),
+    ({"type": "MESOS"}, False),
+    ({"type": "DOCKER", "docker": {"image": "x"}, "tty_info": {}}, False),   # the Docker containerizer ignores it
+    ({"type": "MESOS", "tty_info": {}}, None),
+    ({"tty_info": {"window_size": {"rows": 24, "columns": 80}}, "volumes": []}, WindowSize(24, 80)),
+    ({"type": "MESOS", "mesos": {"image": {"type": "DOCKER", "docker": {"name": "x"}}},
+      "tty_info": {"window_size": {"rows": 3, "columns": 4}}}, WindowSize(3, 4)),
+])
+def test_a_task_runs_on_a_terminal_when_its_mesos_container_asks_for_one(container, wanted) -> None:
+    assert task_terminal(container) == wanted
 
 
 @pytest.mark.parametrize("container", [
