@@ -70,17 +70,20 @@ def framework() -> Iterator[Any]:
 class RawSubscription:
     """A hand-made SUBSCRIBE over HTTP: its stream id, framework id, and events as they come."""
 
-    def __init__(self, master: str, body: dict[str, Any] | None = None, **headers: str) -> None:
+    def __init__(self, master: str, body: dict[str, Any] | None = None, read_timeout_s: float = 10.0,
+                 **headers: str) -> None:
         self.master = master
         body = body or {"type": "SUBSCRIBE", "subscribe": {"framework_info": {"user": "u", "name": "raw"}}}
-        self.resp = requests.post(f"http://{master}/api/v1/scheduler", json=body, stream=True, timeout=10,
-                                  headers=headers)
+        self.resp = requests.post(f"http://{master}/api/v1/scheduler", json=body, stream=True,
+                                  timeout=(10, read_timeout_s), headers=headers)
         self.stream_id = self.resp.headers.get("Mesos-Stream-Id")
         self._decoder = Decoder()
         self._pending: list[dict[str, Any]] = []
         self.framework_id = None
         if self.resp.status_code == 200:
-            self.framework_id = self.next_event()["subscribed"]["framework_id"]["value"]
+            first = self.next_event()
+            assert first["type"] == "SUBSCRIBED", first
+            self.framework_id = first["subscribed"]["framework_id"]["value"]
 
     def next_event(self) -> dict[str, Any]:
         while not self._pending:
@@ -116,8 +119,9 @@ class RawSubscription:
 def raw() -> Iterator[Any]:
     made: list[RawSubscription] = []
 
-    def make(master: str, body: dict[str, Any] | None = None, **headers: str) -> RawSubscription:
-        s = RawSubscription(master, body, **headers)
+    def make(master: str, body: dict[str, Any] | None = None, read_timeout_s: float = 10.0,
+             **headers: str) -> RawSubscription:
+        s = RawSubscription(master, body, read_timeout_s, **headers)
         made.append(s)
         return s
     yield make

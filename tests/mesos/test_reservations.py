@@ -320,3 +320,54 @@ def test_a_framework_creates_a_volume_from_its_offer(cluster, raw) -> None:
     total = _operator(m.master_address, {"type": "GET_AGENTS"}).json()["get_agents"]["agents"][0]["total_resources"]
     assert not any(r.get("disk") for r in total)   # ACCEPT applies before it is answered
     assert _agent(m.master_address)["reserved_resources"]["ml"]["disk"] == 50.0
+
+
+def test_an_unacknowledged_operation_outlives_a_master_restart(cluster, raw) -> None:
+    """The agent keeps the operations the master follows on it (CHECKPOINT_OPERATIONS) and reports them when it
+    re-registers: the new master lists them, reconciles them as FINISHED (not UNKNOWN), sends the unacknowledged
+    status again to the re-subscribed framework, and forgets them, on the agent too, once acknowledged."""
+    m = cluster([{"resources": "cpus:2;mem:1024"}])
+    info = {"user": "nobody", "name": "in-ml", "role": "ml", "failover_timeout": 600,
+            "capabilities": [{"type": "RESERVATION_REFINEMENT"}]}
+    sub = raw(m.master_address, {"type": "SUBSCRIBE", "subscribe": {"framework_info": info}})
+    offer = _offer(sub)
+    agent_id = offer["agent_id"]["value"]
+    reserve = {"type": "RESERVE", "id": {"value": "op-1"}, "reserve": {"resources": [_reserved("cpus", 1, "ml")]}}
+    _accept(sub, offer, reserve)
+    finished = sub.next_of("UPDATE_OPERATION_STATUS")["update_operation_status"]["status"]
+    assert finished["state"] == "OPERATION_FINISHED"
+    agent_api = f"http://{m.agent_addresses[0]}/api/v1"
+
+    def kept_by_agent() -> list[dict[str, Any]]:
+        return requests.post(agent_api, json={"type": "GET_OPERATIONS"}, timeout=10).json()[
+            "get_operations"].get("operations", [])
+    wait_until(lambda: len(kept_by_agent()) == 1, 10, "the agent to keep the operation")
+    sub.close()
+    m.restart_master()
+
+    def listed() -> list[dict[str, Any]]:
+        try:
+            return _operator(m.master_address, {"type": "GET_OPERATIONS"}).json()["get_operations"].get(
+                "operations", [])
+        except (requests.RequestException, ValueError):
+            return []
+    wait_until(lambda: len(listed()) == 1, 30, "the new master to learn the operation from the agent")
+    assert listed()[0]["latest_status"] == finished
+    again = raw(m.master_address, {"type": "SUBSCRIBE", "framework_id": {"value": sub.framework_id},
+                                   "subscribe": {"framework_info": {**info, "id": {"value": sub.framework_id}}}},
+                read_timeout_s=30)   # the status goes again 10 s after the agent re-registered: no event till then
+    assert again.framework_id == sub.framework_id
+    reconciled = again.call({"type": "RECONCILE_OPERATIONS", "framework_id": {"value": again.framework_id},
+                             "reconcile_operations": {"operations": [{"operation_id": {"value": "op-1"},
+                                                                      "agent_id": {"value": agent_id}}]}})
+    assert reconciled.status_code == 202, reconciled.text
+    answer = again.next_of("UPDATE_OPERATION_STATUS")["update_operation_status"]["status"]
+    assert answer == {k: v for k, v in finished.items() if k != "uuid"}
+    resent = again.next_of("UPDATE_OPERATION_STATUS", timeout=20)["update_operation_status"]["status"]
+    assert resent == finished   # the unacknowledged status, sent again by the new master
+    acked = again.call({"type": "ACKNOWLEDGE_OPERATION_STATUS", "framework_id": {"value": again.framework_id},
+                        "acknowledge_operation_status": {"agent_id": {"value": agent_id},
+                                                         "operation_id": {"value": "op-1"},
+                                                         "uuid": finished["uuid"]["value"]}})
+    assert acked.status_code == 202, acked.text
+    wait_until(lambda: listed() == [] and kept_by_agent() == [], 10, "master and agent to forget the operation")

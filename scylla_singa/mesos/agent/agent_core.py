@@ -70,6 +70,9 @@ class AgentCore:
         # The reservations the master made here (CHECKPOINT_RESOURCES), kept in meta/ and reported when
         # registering, so a newly elected master knows them (Mesos's checkpointed resources).
         self.checkpointed: list[dict[str, Any]] = []
+        # The operations with feedback the master follows here (CHECKPOINT_OPERATIONS: Mesos's v1 Operation,
+        # statuses included), kept in meta/ and reported when re-registering, so a new master follows them.
+        self.operations: list[dict[str, Any]] = []
         self.completed: deque[AgentTask] = deque(maxlen=500)
         self.send: Send | None = None
         self.registered = False
@@ -105,6 +108,8 @@ class AgentCore:
             agent["agent_id"] = self.agent_id
             if self.checkpointed:
                 agent["checkpointed_resources"] = self.checkpointed
+            if self.operations:
+                agent["operations"] = self.operations
             agent["tasks"] = [{"framework_id": t.framework_id, "framework": t.framework, "task": t.info,
                                "state": t.state, "status": t.last_status} for t in self.tasks.values()]
         return {"type": "REGISTER", "ref": self.ref, "agent": agent}
@@ -133,7 +138,9 @@ class AgentCore:
             (self.work_dir / "meta" / "agent.json").unlink(missing_ok=True)
             # A new agent id starts without reservations. Volume directories stay: data goes only by DESTROY.
             write_json_atomic(self.work_dir / "meta" / "resources.json", [])
+            write_json_atomic(self.work_dir / "meta" / "operations.json", [])
         self.checkpointed = []
+        self.operations = []
 
     def _checkpoint(self, resources: list[dict[str, Any]]) -> None:
         """Keep the master's reservations and volumes (CHECKPOINT_RESOURCES); make or remove volume
@@ -142,6 +149,12 @@ class AgentCore:
             persistent_volumes.sync(self.work_dir, self.checkpointed, resources)
             write_json_atomic(self.work_dir / "meta" / "resources.json", resources)
         self.checkpointed = resources
+
+    def _keep_operations(self, operations: list[dict[str, Any]]) -> None:
+        """Keep the operations the master follows here (CHECKPOINT_OPERATIONS), for the next master."""
+        if self.work_dir:
+            write_json_atomic(self.work_dir / "meta" / "operations.json", operations)
+        self.operations = operations
 
     def _clean_up_when_ended(self, task: AgentTask, event: TaskEvent) -> None:
         """A task killed after the master removed us (it counts it lost, its framework was told): no status
@@ -180,6 +193,8 @@ class AgentCore:
             self._ack(msg)
         elif kind == "CHECKPOINT_RESOURCES":
             self._checkpoint(list(msg.get("resources") or []))
+        elif kind == "CHECKPOINT_OPERATIONS":
+            self._keep_operations([o for o in msg.get("operations") or [] if isinstance(o, dict)])
         elif kind == "SHUTDOWN_EXECUTOR":
             self.runner.shutdown_executor(str(msg.get("framework_id")), str(msg.get("executor_id")))
         elif kind == "FRAMEWORK_MESSAGE":
@@ -440,6 +455,7 @@ class AgentCore:
         meta = read_json(self.work_dir / "meta" / "agent.json", {}) or {}
         self.agent_id = meta.get("agent_id")
         self.checkpointed = list(read_json(self.work_dir / "meta" / "resources.json", []) or [])
+        self.operations = list(read_json(self.work_dir / "meta" / "operations.json", []) or [])
         for path in sorted((self.work_dir / "meta" / "tasks").glob("*.json")):
             data = read_json(path)
             if not data:

@@ -77,7 +77,7 @@ class AgentOperatorEndpoint:
             "GET_EXECUTORS": lambda _: agent_views.get_executors(core),
             "GET_TASKS": lambda _: agent_views.get_tasks(core),
             "GET_AGENT": lambda _: agent_views.get_agent(core),
-            "GET_OPERATIONS": lambda _: {},
+            "GET_OPERATIONS": lambda _: {"operations": core.operations} if core.operations else {},
             "GET_RESOURCE_PROVIDERS": lambda _: {},
             "LIST_FILES": self._list_files,
             "READ_FILE": self._read_file,

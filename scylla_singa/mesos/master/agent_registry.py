@@ -197,6 +197,8 @@ class AgentRegistry:
         self.links.setdefault(link, set()).add(agent_id)
         agent.healthy, agent.health_message = info.get("healthy", True) is not False, str(info.get("health") or "")
         self._agent_event(agent, (AgentReregisters if info.get("agent_id") else AgentRegisters)(info, ref))
+        if isinstance(info.get("operations"), list):   # what it keeps for a master that did not follow them
+            self.master.operation_feedback.recovered(agent.id, info["operations"])
         self.apply_health(agent)
         self.master.answer_parked(agent.id)
 

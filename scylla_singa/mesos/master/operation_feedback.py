@@ -14,9 +14,14 @@ reports it (OPERATION_PENDING until then). Here the master applies a
 conversion at once and tells the agent (CHECKPOINT_RESOURCES, in order on
 the agent's link), so the status is FINISHED when sent. Like Mesos's agent,
 the master sends an unacknowledged status again, 10 s after, then twice as
-late each time up to 10 min (`resend_unacknowledged`). Operations live in the master's
-memory: a newly elected leader knows none (Mesos's agents report theirs
-when they re-register).
+late each time up to 10 min (`resend_unacknowledged`).
+
+A master's memory does not outlive it, so each agent keeps the operations
+followed on it (CHECKPOINT_OPERATIONS: the whole list, sent whenever it
+changes) and reports them when it re-registers, as Mesos's agents report
+theirs: a newly elected master follows them again (`recovered`), lists
+them, answers their reconciliation, and sends an unacknowledged status
+again once its framework is back.
 
 Mesos's `master/operations/*` metrics count here too: `pending`,
 `recovering` and `unreachable` are what is in that state now, the terminal
@@ -26,6 +31,7 @@ states count every operation that reached them, and `total` is their sum.
 from __future__ import annotations
 
 import base64
+import logging
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
@@ -36,6 +42,8 @@ from scylla_singa.mesos.api.fields import value
 if TYPE_CHECKING:
     from .master_core import Master
     from .master_records import FrameworkRec
+
+log = logging.getLogger(__name__)
 
 # Mesos's agent's retry of an unacknowledged status update: 10 s, doubling up to 10 min.
 RETRY_MIN_S = 10.0
@@ -118,6 +126,24 @@ class OperationFeedback:
         self.reached[(rec.kind, "OPERATION_FINISHED")] += 1
         self._send(fw, rec.latest())
         rec.retry_at = self.m.now() + rec.retry_after
+        self._checkpoint(agent_id)
+
+    def recovered(self, agent_id: str, operations: list[Any]) -> None:
+        """A re-registering agent reported the operations it keeps (a master before this one followed them):
+        follow each one not followed already; an unacknowledged latest status goes again after RETRY_MIN_S
+        (its framework re-subscribes meanwhile). What cannot be read is skipped (logged)."""
+        for item in operations:
+            rec = _operation_from_json(item, agent_id)
+            if rec is None:
+                log.warning("agent %s reported an operation that cannot be read; ignored: %.200r", agent_id, item)
+                continue
+            known = self.by_framework.setdefault(rec.framework_id, {})
+            if rec.id in known:
+                continue
+            known[rec.id] = rec
+            self.reached[(rec.kind, rec.latest()["state"])] += 1
+            if "uuid" in rec.latest():
+                rec.retry_at = self.m.now() + RETRY_MIN_S
 
     def resend_unacknowledged(self) -> None:
         """Send again each latest status not acknowledged in time (a timer of the master runs this)."""
@@ -205,7 +231,8 @@ class OperationFeedback:
             self._forget(rec)
 
     def framework_removed(self, framework_id: str) -> None:
-        self.by_framework.pop(framework_id, None)
+        for agent_id in {rec.agent_id for rec in self.by_framework.pop(framework_id, {}).values()}:
+            self._checkpoint(agent_id)
 
     # ---- views ------------------------------------------------------------
 
@@ -232,6 +259,15 @@ class OperationFeedback:
         ops.pop(rec.id, None)
         if not ops:
             self.by_framework.pop(rec.framework_id, None)
+        self._checkpoint(rec.agent_id)
+
+    def _checkpoint(self, agent_id: str) -> None:
+        """Tell the agent the operations followed on it now (it keeps them for the next master)."""
+        agent = self.m.agent_registry.agents.get(agent_id)
+        if agent is not None and agent.link is not None:
+            agent.link.send({"type": "CHECKPOINT_OPERATIONS", "agent_id": agent_id, "operations": [
+                rec.to_json() for ops in self.by_framework.values() for rec in ops.values()
+                if rec.agent_id == agent_id]})
 
     def _send(self, fw: FrameworkRec, status: dict[str, Any]) -> None:
         if fw.stream is not None:
@@ -240,3 +276,16 @@ class OperationFeedback:
 
 def _without_uuid(status: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in status.items() if k != "uuid"}
+
+
+def _operation_from_json(item: Any, agent_id: str) -> OperationRec | None:
+    """An OperationRec from its `to_json` form, as an agent kept it; None when it is not that form."""
+    try:
+        statuses = [dict(s) for s in item["statuses"]]
+        rec = OperationRec(str(item["framework_id"]["value"]), agent_id, dict(item["info"]),
+                           base64.b64decode(item["uuid"]["value"], validate=True), statuses)
+        if not statuses or not rec.id or not all(isinstance(s.get("state"), str) for s in statuses):
+            return None
+        return rec
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None

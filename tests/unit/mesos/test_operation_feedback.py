@@ -179,3 +179,57 @@ def test_an_unacknowledged_status_is_sent_again_later_and_later_until_acknowledg
     m.handle_call(fw, {"type": "ACKNOWLEDGE_OPERATION_STATUS", "acknowledge_operation_status": {
         "agent_id": {"value": agent}, "operation_id": {"value": "op-1"}, "uuid": finished["uuid"]["value"]}})
     assert sent_after(3600) == 0
+
+
+def _kept(link: Box) -> list[dict[str, Any]]:
+    """What the master last told the agent to keep (CHECKPOINT_OPERATIONS)."""
+    return [m for m in link.sent if m["type"] == "CHECKPOINT_OPERATIONS"][-1]["operations"]
+
+
+def test_the_agent_keeps_each_followed_operation_and_a_new_master_follows_it_again(master: Master) -> None:
+    link = _register(master)
+    fw, stream = _subscribe(master)
+    offer = _offer(master, stream)
+    agent = offer["agent_id"]["value"]
+    _accept(master, fw, offer, _reserve("op-1"))
+    [finished] = _statuses(stream)
+    [kept] = _kept(link)
+    assert kept["info"]["id"] == {"value": "op-1"} and kept["latest_status"] == finished
+    assert kept == master.operation_feedback.operations()[0]
+
+    # a new master (this one, having forgotten) hears of it from the re-registering agent
+    master.operation_feedback.by_framework.clear()
+    master.operation_feedback.recovered(agent, [kept, {"not": "an operation"}])
+    assert master.operation_feedback.operations() == [kept]
+    assert _reconcile(master, fw, stream, ("op-1", agent)) == [("OPERATION_FINISHED", "")]
+    master.operation_feedback.recovered(agent, [kept])   # reported again: still one
+    assert len(master.operation_feedback.operations()) == 1
+
+    # acknowledged: the master forgets it and so does the agent
+    master.handle_call(fw, {"type": "ACKNOWLEDGE_OPERATION_STATUS", "acknowledge_operation_status": {
+        "agent_id": {"value": agent}, "operation_id": {"value": "op-1"}, "uuid": finished["uuid"]["value"]}})
+    assert master.operation_feedback.operations() == [] and _kept(link) == []
+
+
+def test_a_recovered_unacknowledged_status_is_sent_again_once_due(master: Master, monkeypatch) -> None:
+    _register(master)
+    fw, stream = _subscribe(master)
+    offer = _offer(master, stream)
+    _accept(master, fw, offer, _reserve("op-1"))
+    [kept] = master.operation_feedback.operations()
+    master.operation_feedback.by_framework.clear()
+    now = master.now()
+    master.operation_feedback.recovered(offer["agent_id"]["value"], [kept])
+    master.operation_feedback.resend_unacknowledged()
+    assert len(_statuses(stream)) == 1   # not yet due
+    monkeypatch.setattr(master, "now", lambda: now + 10.5)
+    master.operation_feedback.resend_unacknowledged()
+    assert _statuses(stream)[1:] == [kept["latest_status"]]
+
+
+def test_a_removed_framework_leaves_nothing_for_its_agents_to_keep(reserved) -> None:
+    m, fw, _, agent = reserved
+    link = m.agent_registry.agents[agent].link
+    assert len(_kept(link)) == 1
+    m.operation_feedback.framework_removed(fw.id)
+    assert _kept(link) == []
