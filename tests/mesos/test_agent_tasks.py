@@ -183,3 +183,18 @@ def test_a_process_task_that_ignores_sigterm_is_killed_after_its_grace_period(cl
     assert f.sched.states(tid)[-1] == "TASK_KILLED" and "TASK_FAILED" not in f.sched.states(tid)
     assert status["agent_id"] == offer["agent_id"]
     wait_until(lambda: not any(_running(p) for p in pids), 5, "the task's processes to be gone", interval_s=0.05)
+
+
+def test_what_a_process_task_leaves_running_ends_with_it(cluster, framework) -> None:
+    """Mesos destroys a task's container when its command ends: a process it started in the background does
+    not outlive it (nor keep using the resources the task gave back)."""
+    m = cluster(1, simulate=False, use_docker=False)
+    f = framework(m.master_address)
+    offer = f.take_offer()
+    task = task_info(offer["agent_id"], command="sleep 300 & echo $! > child; echo $$ > shell; exit 0")
+    tid = task["task_id"]["value"]
+    f.launch(offer, [task])
+    f.wait_state(tid, "TASK_FINISHED")
+    sandbox = Path(_sandbox(m.agent_addresses[0], tid))
+    child = _written_pids(sandbox)[1]
+    wait_until(lambda: not _running(child), 5, "the task's background process to be gone", interval_s=0.05)

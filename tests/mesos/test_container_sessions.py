@@ -213,3 +213,12 @@ def test_a_caller_that_hangs_up_stops_the_following_not_the_container(agent: str
         assert answer.status_code == 200
     listed = _post(agent, {"type": "GET_CONTAINERS", "get_containers": {"show_standalone": True}}).json()
     assert any(c["container_id"]["value"] == "parent" for c in listed["get_containers"]["containers"])
+
+
+def test_a_session_ends_with_its_command_not_with_what_it_left_running(agent: str) -> None:
+    """A background process holding the session's output open dies when the command ends (Mesos destroys the
+    nested container), so the session's stream ends then rather than when that process would."""
+    answer = _post(agent, _session("s6", "sh", "-c", "sleep 300 & echo started"), accept=RECORDIO)
+    assert answer.status_code == 200, answer.text
+    records = [json.loads(r) for r in recordio.Decoder().feed(answer.content)]
+    assert b"".join(base64.b64decode(r["data"]["data"]) for r in records) == b"started\n"

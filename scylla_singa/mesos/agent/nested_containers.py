@@ -19,7 +19,8 @@ KILL of an ended one is 404; REMOVE of a running one is refused ("Nested
 container has not terminated yet"; Mesos answers it 500, ours 400); a KILL
 ends it with SIGKILL whatever the signal asked (Mesos destroys it); the
 parent's end ends its nested containers. A session's container is killed
-when the caller hangs up, as Mesos kills it.
+when the caller hangs up, as Mesos kills it, and what a command leaves
+running dies when it ends (Mesos destroys the container then).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from scylla_singa.mesos.api.fields import value
 from .docker_streams import STDERR, STDOUT, read_multiplexed, read_plain
-from .process_runner import command_argv, signal_group, spawn_as
+from .process_runner import command_argv, command_ended, signal_group, spawn_as
 from .terminal import END_OF_INPUT, Terminal, WindowSize, drain, open_terminal, take_terminal, terminal_request
 from .task_user import TaskUser, TaskUserError, clean_environment, requested_user, resolve_user, task_user
 
@@ -266,6 +267,8 @@ class NestedContainers:
         if nested.output is not None:
             readers = [asyncio.ensure_future(_pump(stream, kind, nested.output))
                        for stream, kind in ((process.stdout, "STDOUT"), (process.stderr, "STDERR"))]
+        await command_ended(process)
+        signal_group(process, signal.SIGKILL)   # what it left running (holding its output open) ends with it
         code = await process.wait()
         await asyncio.gather(*readers, return_exceptions=True)
         self._ended(nested, wait_status(code))

@@ -2,7 +2,9 @@
 
 shell=true runs `/bin/sh -c value`; shell=false executes `value` with
 `arguments` as its argv. stdout/stderr go to the sandbox's files. A kill
-sends SIGTERM to the process group, then SIGKILL after the grace period.
+sends SIGTERM to the process group, then SIGKILL after the grace period;
+when the command ends, what it left running in its session is killed, as
+Mesos destroys a task's container when its command ends.
 Such tasks do not survive an agent restart (they are reported FAILED).
 A task whose MESOS ContainerInfo has `tty_info` runs on a pseudo-terminal
 of its own instead (terminal.py), which `mesos task attach` types into.
@@ -75,8 +77,8 @@ class ProcessRunner(TaskRunner):
         emit(TaskContainerUp(container_status(task.container_id, self.ip, None)))
         try:
             code = await proc.wait()
+            signal_group(proc, signal.SIGKILL)   # what it left running ends with it, as Mesos destroys the container
             if task.terminal is not None:
-                signal_group(proc, signal.SIGKILL)   # its leftovers hold the terminal: they end with it
                 await drain(task.terminal)
         finally:
             self._procs.pop(task.container_id, None)
@@ -131,6 +133,25 @@ async def _spawn_on_terminal(user: TaskUser, argv: list[str], executable: str | 
         os.close(command_side)
     log = open(sandbox / "stdout", "ab", buffering=0)   # noqa: SIM115 - closed with the terminal
     return proc, Terminal(controller, log.write, closed=log.close)
+
+
+async def command_ended(process: asyncio.subprocess.Process) -> None:
+    """Returns once the process itself ended, even while what it started still holds its pipes open (on
+    Python 3.11 asyncio's `wait()` also waits for its pipes to close). Watches a pidfd: loop-agnostic."""
+    if process.returncode is not None:
+        return
+    try:
+        pidfd = os.pidfd_open(process.pid)
+    except ProcessLookupError:   # ended and reaped already
+        return
+    loop = asyncio.get_running_loop()
+    ended = loop.create_future()
+    loop.add_reader(pidfd, lambda: ended.done() or ended.set_result(None))
+    try:
+        await ended
+    finally:
+        loop.remove_reader(pidfd)
+        os.close(pidfd)
 
 
 def command_argv(command: dict[str, Any]) -> tuple[list[str], str | None]:

@@ -165,6 +165,7 @@ class StandaloneContainers:
 
     async def _reap(self, container: StandaloneContainer) -> None:
         code = await container.process.wait()
+        signal_group(container.process, signal.SIGKILL)   # what it left running ends with it, as in Mesos
         container.wait_status = (code << 8) if code >= 0 else -code   # wait(2)'s status, as Mesos reports it
         container.ended.set()
 
