@@ -204,8 +204,37 @@ def test_attaching_to_output_needs_recordio_and_a_running_container_of_this_agen
     assert _attach(agent, {"value": "parent"}, accept="application/json").status_code == 406
     unknown = _attach(agent, {"value": "nobody-here"})
     assert unknown.status_code == 404 and "nobody-here" in unknown.text, unknown.text
-    nested = _attach(agent, {"value": "s1", "parent": {"value": "parent"}})
-    assert nested.status_code == 400 and "LAUNCH_NESTED_CONTAINER_SESSION" in nested.text, nested.text
+    ended = _attach(agent, {"value": "s1", "parent": {"value": "parent"}})
+    assert ended.status_code == 404 and "parent.s1" in ended.text, ended.text
+    launched = _post(agent, {"type": "LAUNCH_CONTAINER", "launch_container": {
+        "container_id": {"value": "quiet", "parent": {"value": "parent"}}, "command": {"value": "sleep 300"}}})
+    assert launched.status_code == 200, launched.text
+    no_session = _attach(agent, {"value": "quiet", "parent": {"value": "parent"}})
+    assert no_session.status_code == 400 and "LAUNCH_NESTED_CONTAINER_SESSION" in no_session.text, no_session.text
+
+
+def test_a_running_sessions_output_can_also_be_attached_to(agent: str) -> None:
+    result: dict[str, requests.Response] = {}
+    reader = threading.Thread(target=lambda: result.update(out=_post(
+        agent, _session("s7", "sh", "-c", "read x; echo out-$x; echo err-$x >&2"), accept=RECORDIO)))
+    reader.start()
+
+    def listed() -> bool:
+        answer = _post(agent, {"type": "GET_CONTAINERS", "get_containers": {"show_nested": True}}).json()
+        return any(c["container_id"]["value"] == "s7" for c in answer["get_containers"].get("containers", []))
+    wait_until(listed, 30, "the session's container to be listed")
+    with _attach(agent, {"value": "s7", "parent": {"value": "parent"}}, stream=True) as attached:
+        assert attached.status_code == 200, attached.text
+        fed = requests.post(f"http://{agent}/api/v1", data=_input(_names("s7"), _stdin(b"go\n"), _stdin(b"")),
+                            headers={"Content-Type": RECORDIO, "Message-Content-Type": "application/json"}, timeout=30)
+        assert fed.status_code == 200, fed.text
+        followed = [json.loads(r) for r in recordio.Decoder().feed(attached.content)]
+    reader.join(30)
+    session = [json.loads(r) for r in recordio.Decoder().feed(result["out"].content)]
+    for records in (session, followed):   # the attach sees what the session's own answer streams
+        out = {kind: b"".join(base64.b64decode(r["data"]["data"]) for r in records if r["data"]["type"] == kind)
+               for kind in ("STDOUT", "STDERR")}
+        assert out == {"STDOUT": b"out-go\n", "STDERR": b"err-go\n"}, records
 
 
 def test_a_caller_that_hangs_up_stops_the_following_not_the_container(agent: str) -> None:

@@ -11,7 +11,8 @@ container_input.py), the next carry its stdin (PROCESS_IO DATA; empty
 data is the end of input) or controls (heartbeats; a terminal is resized
 by TTY_INFO). ATTACH_CONTAINER_OUTPUT
 answers like a session: a running task's or standalone container's
-output from the call on (container_output.py). The HTTP side only: the
+output from the call on (container_output.py), or a running session's
+(its own answer streams it too). The HTTP side only: the
 containers themselves are nested_containers.py's, their terminals
 terminal.py's.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import AsyncIterator
 from typing import Any
 
 from aiohttp import web
@@ -27,12 +29,12 @@ from aiohttp import web
 from scylla_singa.mesos.api import codec, compact_json, recordio
 from scylla_singa.mesos.api.call_validation import CallInvalid, validate_agent_operator_call
 from scylla_singa.mesos.api.codec import AGENT_OPERATOR, CodecError, MediaType
-from scylla_singa.mesos.api.fields import value
 from scylla_singa.mesos.api.http_answers import text
 from scylla_singa.mesos.api.proto import agent_pb2
 from .container_input import InputStream, close_input, open_input
 from .container_output import follow_output
-from .nested_containers import NestedContainers, NestedRefused, session_records
+from .nested_containers import (NestedContainers, NestedRefused, ProcessIO, followed_records, full_name,
+                                session_records)
 from .terminal import control_window_size
 
 RECORDIO = "application/recordio"
@@ -82,17 +84,24 @@ async def attach_output(request: web.Request, body: dict[str, Any], nested: Nest
         return text(406, f"Expecting 'Accept' to allow '{RECORDIO}'")
     message_type = message_media_type(request.headers.get("Message-Accept"))
     container_id = body["container_id"]
-    name = value(container_id) or ""
+    name = full_name(container_id)
+    records: AsyncIterator[ProcessIO]
     if "parent" in container_id:
-        return text(400, "Attaching to a nested container's output is not supported: a session's output is "
-                         "streamed in its LAUNCH_NESTED_CONTAINER_SESSION answer")
-    container = nested.find_parent(name)
-    if container is None:
-        return text(404, f"Container {name} cannot be found (or has terminated)")
-    try:
-        records = await follow_output(container, nested.docker)
-    except Exception as exc:  # noqa: BLE001 - the engine's or the file system's own words, said to the caller
-        return text(404, f"Container {name} cannot be attached to (it may have just terminated): {exc}")
+        session = nested.containers.get(name)
+        if session is None or session.ended.is_set():
+            return text(404, f"Container {name} cannot be found (or has terminated)")
+        if session.output is None:
+            return text(400, f"Container {name} keeps no output to attach to: only a nested container launched "
+                             "by LAUNCH_NESTED_CONTAINER_SESSION does")
+        records = followed_records(session)
+    else:
+        container = nested.find_parent(name)
+        if container is None:
+            return text(404, f"Container {name} cannot be found (or has terminated)")
+        try:
+            records = await follow_output(container, nested.docker)
+        except Exception as exc:  # noqa: BLE001 - the engine's or the file system's own words, said to the caller
+            return text(404, f"Container {name} cannot be attached to (it may have just terminated): {exc}")
     response = web.StreamResponse(status=200, headers={"Content-Type": RECORDIO,
                                                        "Message-Content-Type": message_type.value})
     try:

@@ -88,10 +88,18 @@ class NestedContainer:
     resize: Callable[[WindowSize], None] = lambda size: None    # a terminal session's new window size
     output: asyncio.Queue | None = None   # ProcessIO records of a session, then END
     watcher: asyncio.Future | None = None   # ends it with its parent
+    followers: list[asyncio.Queue] = field(default_factory=list)   # ATTACH_CONTAINER_OUTPUT calls following it
 
     @property
     def name(self) -> str:
         return f"{self.parent}.{self.child}"
+
+    def emit(self, record: ProcessIO) -> None:
+        """A session's output record (or END): to the session's own answer and to whoever attached to it."""
+        if self.output is not None:
+            self.output.put_nowait(record)
+        for queue in self.followers:
+            queue.put_nowait(record)
 
 
 def wait_status(exit_code: int) -> int:
@@ -249,8 +257,7 @@ class NestedContainers:
             os.close(command_side)
         nested.pid = process.pid
         nested.kill_now = lambda: signal_group(process, signal.SIGKILL)
-        output = nested.output
-        terminal = Terminal(controller, lambda chunk: output.put_nowait(data_record("STDOUT", chunk)))
+        terminal = Terminal(controller, lambda chunk: nested.emit(data_record("STDOUT", chunk)))
         nested.stdin = terminal.write
         nested.resize = terminal.resize
         asyncio.ensure_future(self._follow_terminal(nested, process, terminal))
@@ -265,7 +272,7 @@ class NestedContainers:
     async def _follow_process(self, nested: NestedContainer, process: asyncio.subprocess.Process) -> None:
         readers = []
         if nested.output is not None:
-            readers = [asyncio.ensure_future(_pump(stream, kind, nested.output))
+            readers = [asyncio.ensure_future(_pump(stream, kind, nested))
                        for stream, kind in ((process.stdout, "STDOUT"), (process.stderr, "STDERR"))]
         await command_ended(process)
         signal_group(process, signal.SIGKILL)   # what it left running (holding its output open) ends with it
@@ -316,11 +323,9 @@ class NestedContainers:
 
     async def _follow_exec(self, nested: NestedContainer, raw: socket.socket, exec_id: str,
                            loop: asyncio.AbstractEventLoop, tty: bool = False) -> None:
-        output = nested.output
-
         def put(record: ProcessIO) -> None:
-            if output is not None:
-                loop.call_soon_threadsafe(output.put_nowait, record)
+            if nested.output is not None:
+                loop.call_soon_threadsafe(nested.emit, record)
 
         def read() -> None:   # a terminal's stream is all STDOUT
             if tty:
@@ -337,7 +342,7 @@ class NestedContainers:
         nested.wait_status = signal.SIGKILL if nested.killed else status
         nested.ended.set()
         if nested.output is not None:
-            nested.output.put_nowait(END)
+            nested.emit(END)
 
 
 async def session_records(nested: NestedContainer) -> AsyncIterator[ProcessIO]:
@@ -345,6 +350,18 @@ async def session_records(nested: NestedContainer) -> AsyncIterator[ProcessIO]:
     assert nested.output is not None
     while (record := await nested.output.get()) is not END:
         yield record
+
+
+async def followed_records(nested: NestedContainer) -> AsyncIterator[ProcessIO]:
+    """A running session's output from now until its command ends, for an ATTACH_CONTAINER_OUTPUT call (the
+    session's own answer streams it too). Leaving the iterator early stops following."""
+    queue: asyncio.Queue = asyncio.Queue()
+    nested.followers.append(queue)
+    try:
+        while (record := await queue.get()) is not END:
+            yield record
+    finally:
+        nested.followers.remove(queue)
 
 
 def _names(container_id: dict[str, Any]) -> tuple[str, str]:
@@ -367,11 +384,11 @@ def data_record(kind: str, data: bytes) -> ProcessIO:
     return {"type": "DATA", "data": {"type": kind, "data": base64.b64encode(data).decode()}}
 
 
-async def _pump(stream: asyncio.StreamReader | None, kind: str, output: asyncio.Queue) -> None:
+async def _pump(stream: asyncio.StreamReader | None, kind: str, nested: NestedContainer) -> None:
     if stream is None:
         return
     while chunk := await stream.read(65536):
-        output.put_nowait(data_record(kind, chunk))
+        nested.emit(data_record(kind, chunk))
 
 
 def _process_stdin(process: asyncio.subprocess.Process) -> Callable[[bytes | None], None]:
