@@ -230,6 +230,35 @@ def test_acls_decide_roles_users_and_teardowns(secure, frameworks) -> None:
     assert "not authorized to register agents" in refusal["message"]
 
 
+def test_acls_decide_who_reserves_for_which_role_and_who_unreserves(secure) -> None:
+    """Attack: reserve an agent's resources for a role one may not reserve for, or take back another's."""
+    creds = {"ops": "o-secret", "mallory": "m-secret"}
+    acls = parse_acls({"permissive": False, "register_agents": [{"principals": "ANY"}],
+                       "reserve_resources": [{"principals": ["ops"], "roles": ["ml"]}],
+                       "unreserve_resources": [{"principals": ["ops"], "reserver_principals": ["ops"]}]},
+                      "acls.yaml")
+    m = secure(1, credentials=creds, acls=acls)
+    state = requests.get(f"http://{m.master_address}/master/state", auth=m.http_auth, timeout=10).json()
+    agent_id = state["slaves"][0]["id"]
+
+    def call(kind: str, role: str, who: str) -> requests.Response:
+        resources = [{"name": "cpus", "type": "SCALAR", "scalar": {"value": 0.5},
+                      "reservations": [{"type": "DYNAMIC", "role": role, "principal": "ops"}]}]
+        return requests.post(f"http://{m.master_address}/api/v1", json={
+            "type": kind, kind.lower(): {"agent_id": {"value": agent_id}, "resources": resources}},
+            auth=(who, creds[who]), timeout=10)
+    refused = call("RESERVE_RESOURCES", "ml", "mallory")
+    assert refused.status_code == 403 and refused.text == (
+        "Not authorized: principal 'mallory' may not reserve resources for role 'ml' (ACL reserve_resources)")
+    assert call("RESERVE_RESOURCES", "web", "ops").status_code == 403
+    assert call("RESERVE_RESOURCES", "ml", "ops").status_code == 202
+    refused = call("UNRESERVE_RESOURCES", "ml", "mallory")
+    assert refused.status_code == 403 and "may not unreserve resources reserved by principal 'ops'" in refused.text
+    state = requests.get(f"http://{m.master_address}/master/state", auth=m.http_auth, timeout=10).json()
+    assert state["slaves"][0]["reserved_resources"]["ml"]["cpus"] == 0.5   # still reserved
+    assert call("UNRESERVE_RESOURCES", "ml", "ops").status_code == 202
+
+
 # ---- the master's command line: secrets made on first start, never on a command line ---------------------------
 def _start(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
     out = open(log, "w")

@@ -1,6 +1,6 @@
 """Authorization: which principal may do what, from a small YAML or JSON file (the master's `--acls`).
 
-Modelled on Apache Mesos's ACLs (`--acls`), with four actions:
+Modelled on Apache Mesos's ACLs (`--acls`), with these of its actions:
 
     permissive: false            # what an action no rule matches gets (default true, as in Mesos)
     register_frameworks:         # SUBSCRIBE in these roles
@@ -11,6 +11,16 @@ Modelled on Apache Mesos's ACLs (`--acls`), with four actions:
       - {principals: [ops], framework_principals: ANY}
     register_agents:             # register (and re-register) agents
       - {principals: [scylla-agent]}
+    reserve_resources:           # reserve resources for these roles (ACCEPT RESERVE, RESERVE_RESOURCES)
+      - {principals: [ops], roles: [ml]}
+    unreserve_resources:         # unreserve what these principals reserved
+      - {principals: [ops], reserver_principals: [ops]}
+    create_volumes:              # make persistent volumes of these roles' reserved disk
+      - {principals: [ops], roles: [ml]}
+    destroy_volumes:             # destroy volumes these principals created
+      - {principals: [ops], creator_principals: [ops]}
+    resize_volume:               # grow or shrink these roles' volumes
+      - {principals: [ops], roles: [ml]}
 
 Every list of names may be the word ANY. A request is allowed when a rule
 of its action names its principal and its object; when no rule does, by
@@ -33,8 +43,16 @@ ANY = "ANY"
 # action -> the key naming its object (None: the action has no object)
 ACTIONS: dict[str, str | None] = {
     "register_frameworks": "roles", "run_tasks": "users", "teardown_frameworks": "framework_principals",
-    "register_agents": None,
+    "register_agents": None, "reserve_resources": "roles", "unreserve_resources": "reserver_principals",
+    "create_volumes": "roles", "destroy_volumes": "creator_principals", "resize_volume": "roles",
 }
+# What each operation on reservations and volumes asks of the ACLs, and what its objects are written as.
+OPERATION_ACTIONS = {"RESERVE": ("reserve_resources", "reserve resources for role"),
+                     "UNRESERVE": ("unreserve_resources", "unreserve resources reserved by principal"),
+                     "CREATE": ("create_volumes", "create volumes for role"),
+                     "DESTROY": ("destroy_volumes", "destroy volumes created by principal"),
+                     "GROW_VOLUME": ("resize_volume", "grow volumes of role"),
+                     "SHRINK_VOLUME": ("resize_volume", "shrink volumes of role")}
 MAX_FILE_BYTES = 1 << 20
 
 
@@ -77,6 +95,49 @@ class Acls:
 
     def may_register_agent(self, principal: str | None) -> bool:
         return self.allows("register_agents", principal)
+
+    def operation_refusal(self, kind: str, operation: dict[str, Any], principal: str | None) -> str | None:
+        """Why `principal` may not apply this RESERVE, UNRESERVE, CREATE, DESTROY, GROW_VOLUME or SHRINK_VOLUME
+        (its payload `operation`), or None: each of its objects must be allowed, as Mesos authorizes it."""
+        action, words = OPERATION_ACTIONS[kind]
+        for obj in operation_objects(kind, operation):
+            if not self.allows(action, principal, obj):
+                who = "an anonymous caller" if principal is None else f"principal '{principal}'"
+                return f"Not authorized: {who} may not {words} '{obj}' (ACL {action})"
+        return None
+
+
+def operation_objects(kind: str, operation: dict[str, Any]) -> list[str]:
+    """The objects an operation is authorized on, each once: the role of what a RESERVE reserves or a
+    CREATE, GROW_VOLUME or SHRINK_VOLUME makes of; the principal that made what an UNRESERVE unreserves or a
+    DESTROY destroys (what names none is not checked, as in Mesos)."""
+    if kind in ("GROW_VOLUME", "SHRINK_VOLUME"):
+        items = [operation.get("volume")]
+    else:
+        items = operation.get("volumes" if kind in ("CREATE", "DESTROY") else "resources") or []
+    found: list[str] = []
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict):
+            continue
+        reservation = _last_reservation(item)
+        if kind == "DESTROY":
+            obj = ((item.get("disk") or {}).get("persistence") or {}).get("principal")
+        elif kind == "UNRESERVE":
+            obj = reservation.get("principal")
+        else:
+            obj = reservation.get("role")
+        if isinstance(obj, str) and obj not in found:
+            found.append(obj)
+    return found
+
+
+def _last_reservation(item: dict[str, Any]) -> dict[str, Any]:
+    """A resource's innermost reservation, in the form with `reservations` or the older one (`role`)."""
+    stack = item.get("reservations")
+    if isinstance(stack, list) and stack and isinstance(stack[-1], dict):
+        return stack[-1]
+    older = item.get("reservation") if isinstance(item.get("reservation"), dict) else {}
+    return {**older, **({"role": item["role"]} if isinstance(item.get("role"), str) else {})}
 
 
 def _names(value: Any, where: str) -> frozenset[str] | None:

@@ -520,6 +520,10 @@ class Master:
                 raise OperationInvalid(f"{exc}; on agent {agent.id} at {agent.pid} ({agent.hostname})") from None
             if not remaining.contains(before):
                 raise OperationInvalid(f"{remaining} does not contain {before}")
+            refused = None if self.cfg.acls is None else self.cfg.acls.operation_refusal(
+                kind, op.get(kind.lower()) or {}, fw.principal)
+            if refused is not None:
+                raise OperationInvalid(refused)
         except OperationInvalid as exc:
             log.warning("dropped a %s operation of framework %s: %s", kind, fw.id, exc)
             self.operation_feedback.error(fw, op, str(exc))

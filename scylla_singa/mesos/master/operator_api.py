@@ -96,17 +96,17 @@ class OperatorEndpoint:
             "DEACTIVATE_AGENT": lambda body: self._agent_active(body, False),
             "REACTIVATE_AGENT": lambda body: self._agent_active(body, True),
             "MARK_AGENT_GONE": self._mark_agent_gone,
-            "UNRESERVE_RESOURCES": lambda body: unreserve_resources(self.m, body),
-            "DESTROY_VOLUMES": lambda body: destroy_volumes(self.m, body),
-            "GROW_VOLUME": lambda body: grow_volume(self.m, body),
-            "SHRINK_VOLUME": lambda body: shrink_volume(self.m, body),
         }
-        # Calls checked against who asks: TEARDOWN (ACL teardown_frameworks), RESERVE_RESOURCES and
-        # CREATE_VOLUMES (a reservation's or volume's principal must be who asks).
+        # Calls checked against who asks: TEARDOWN (ACL teardown_frameworks); the reservation and volume calls
+        # (their ACLs; a reservation's or volume's principal must be who asks).
         self.handlers_by_principal: dict[str, Callable[[JsonDict, str | None], JsonDict | None]] = {
             "TEARDOWN": self._teardown,
             "RESERVE_RESOURCES": lambda body, principal: reserve_resources(self.m, body, principal),
+            "UNRESERVE_RESOURCES": lambda body, principal: unreserve_resources(self.m, body, principal),
             "CREATE_VOLUMES": lambda body, principal: create_volumes(self.m, body, principal),
+            "DESTROY_VOLUMES": lambda body, principal: destroy_volumes(self.m, body, principal),
+            "GROW_VOLUME": lambda body, principal: grow_volume(self.m, body, principal),
+            "SHRINK_VOLUME": lambda body, principal: shrink_volume(self.m, body, principal),
         }
 
     async def handle(self, request: web.Request) -> web.StreamResponse:

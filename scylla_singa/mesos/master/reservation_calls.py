@@ -1,5 +1,7 @@
 """The operator API's RESERVE/UNRESERVE_RESOURCES, CREATE/DESTROY_VOLUMES and GROW/SHRINK_VOLUME on the master, with Mesos 1.12's
-answers (a refusal is a CallError with Mesos's status and text).
+answers (a refusal is a CallError with Mesos's status and text). The
+master's ACLs are asked first (acls.py: reserve_resources, ...; 403 when
+they refuse, as Mesos answers an unauthorized operator).
 
 The operation is checked (reservation_ops.py), then the resources must be on
 the agent and not in use: free, or held in outstanding offers, which are
@@ -30,9 +32,9 @@ def reserve_resources(m: Master, body: JsonDict, principal: str | None) -> None:
     _apply(m, body, "RESERVE", principal)
 
 
-def unreserve_resources(m: Master, body: JsonDict) -> None:
+def unreserve_resources(m: Master, body: JsonDict, principal: str | None) -> None:
     """UNRESERVE_RESOURCES: give an agent's dynamically reserved resources back to every role."""
-    _apply(m, body, "UNRESERVE", None)
+    _apply(m, body, "UNRESERVE", principal)
 
 
 def create_volumes(m: Master, body: JsonDict, principal: str | None) -> None:
@@ -40,22 +42,25 @@ def create_volumes(m: Master, body: JsonDict, principal: str | None) -> None:
     _apply(m, body, "CREATE", principal)
 
 
-def destroy_volumes(m: Master, body: JsonDict) -> None:
+def destroy_volumes(m: Master, body: JsonDict, principal: str | None) -> None:
     """DESTROY_VOLUMES: turn persistent volumes back into reserved disk; the agent removes their data."""
-    _apply(m, body, "DESTROY", None)
+    _apply(m, body, "DESTROY", principal)
 
 
-def grow_volume(m: Master, body: JsonDict) -> None:
+def grow_volume(m: Master, body: JsonDict, principal: str | None) -> None:
     """GROW_VOLUME: add reserved disk of the volume's reservation to a persistent volume."""
-    _apply(m, body, "GROW_VOLUME", None)
+    _apply(m, body, "GROW_VOLUME", principal)
 
 
-def shrink_volume(m: Master, body: JsonDict) -> None:
+def shrink_volume(m: Master, body: JsonDict, principal: str | None) -> None:
     """SHRINK_VOLUME: give part of a persistent volume back as reserved disk."""
-    _apply(m, body, "SHRINK_VOLUME", None)
+    _apply(m, body, "SHRINK_VOLUME", principal)
 
 
 def _apply(m: Master, body: JsonDict, kind: str, principal: str | None) -> None:
+    refused = None if m.cfg.acls is None else m.cfg.acls.operation_refusal(kind, body, principal)
+    if refused is not None:
+        raise CallError(403, refused)
     agent = m.agent_registry.agents.get(value(body.get("agent_id")) or "")
     if agent is None:
         raise CallError(400, "No agent found with specified ID")

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from scylla_singa.mesos.master.acls import parse_acls
 from scylla_singa.mesos.master.master_core import Master
 from scylla_singa.mesos.master.master_metrics import metrics_json
 
@@ -233,3 +234,18 @@ def test_a_removed_framework_leaves_nothing_for_its_agents_to_keep(reserved) -> 
     assert len(_kept(link)) == 1
     m.operation_feedback.framework_removed(fw.id)
     assert _kept(link) == []
+
+
+def test_an_operation_the_acls_refuse_is_an_error_and_changes_nothing(master: Master) -> None:
+    _register(master)
+    fw, stream = _subscribe(master)
+    fw.principal = "mallory"
+    master.cfg.acls = parse_acls({"reserve_resources": [{"principals": ["ops"], "roles": [ROLE]}],
+                                  "permissive": False}, "acls.yaml")
+    offer = _offer(master, stream)
+    _accept(master, fw, offer, _reserve("op-1"))
+    [error] = _statuses(stream)
+    assert error == {"state": "OPERATION_ERROR", "operation_id": {"value": "op-1"}, "message":
+                     f"Not authorized: principal 'mallory' may not reserve resources for role '{ROLE}' "
+                     "(ACL reserve_resources)"}
+    assert master.agent_registry.agents[offer["agent_id"]["value"]].total.made_by_operations().is_empty()
