@@ -21,11 +21,31 @@ def free_port() -> int:
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of a process so far (0 when it is gone)."""
+    return sum(cpu_split(pid))
+
+
+def cpu_split(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds of a process so far ((0, 0) when it is gone): the system part is the kernel
+    working for it, most of it socket I/O for the cluster's processes."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICKS
+        return 0.0, 0.0
+    return int(fields[11]) / TICKS, int(fields[12]) / TICKS
+
+
+def io_calls(pid: int) -> tuple[int, int]:
+    """(read, write) system calls of a process so far, as /proc/PID/io counts them (read/readv and
+    write/writev: what uvloop's sockets use); (0, 0) when unreadable."""
+    counts = {"syscr": 0, "syscw": 0}
+    try:
+        for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+            key, _, number = line.partition(":")
+            if key in counts:
+                counts[key] = int(number)
+    except (OSError, ValueError):
+        pass
+    return counts["syscr"], counts["syscw"]
 
 
 def rss_mb(pid: int) -> float:
@@ -57,7 +77,7 @@ class Child:
                                      text=True, bufsize=1, start_new_session=True)
         self._reader = threading.Thread(target=self._read, name=f"read-{name}", daemon=True)
         self._reader.start()
-        self._mark = (time.monotonic(), cpu_seconds(self.proc.pid))
+        self.mark()
 
     def _read(self) -> None:
         for line in self.proc.stdout:
@@ -79,12 +99,24 @@ class Child:
     def mark(self) -> None:
         """Start a CPU measurement window."""
         self._mark = (time.monotonic(), cpu_seconds(self.pid))
+        self._marked_split = cpu_split(self.pid)
+        self._marked_io = io_calls(self.pid)
 
     def cpu_percent(self) -> float:
         """CPU use since `mark()`, in percent of one core."""
         t0, c0 = self._mark
         dt = time.monotonic() - t0
         return 100.0 * (cpu_seconds(self.pid) - c0) / dt if dt > 0 else 0.0
+
+    def kernel_share(self) -> float:
+        """The part of its CPU since `mark()` spent in the kernel (system time), 0..1."""
+        user, system = (now - then for now, then in zip(cpu_split(self.pid), self._marked_split))
+        return system / (user + system) if user + system > 0 else 0.0
+
+    def io_calls_since_mark(self) -> tuple[int, int]:
+        """(read, write) system calls since `mark()`."""
+        reads, writes = io_calls(self.pid)
+        return reads - self._marked_io[0], writes - self._marked_io[1]
 
     def rss_mb(self) -> float:
         return rss_mb(self.pid)

@@ -263,6 +263,8 @@ def one_size(agents: int, cfg: dict[str, Any], work: Path,
         snapshot = metrics.get()
         out.update(probes=probes, probe_errors=probe.errors[-5:], window_s=window,
                    cpu_percent={c.name: round(c.cpu_percent(), 1) for c in children},
+                   kernel_share={c.name: round(c.kernel_share(), 3) for c in children},
+                   io_calls={c.name: c.io_calls_since_mark() for c in children},
                    rss_mb={c.name: round(c.rss_mb(), 1) for c in children},
                    tasks_finished_per_s=(_finished(after) - _finished(before)) / max(after["t"] - before["t"], 1e-9),
                    running_tasks=_running(after),
