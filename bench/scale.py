@@ -386,7 +386,8 @@ def profile_notes(saved: Path = REPO / "bench" / "results" / "scale_profile.json
         notes.append(f"Profile, {name} ({code.get('commit', '?')}, {run['agents']:,} agents, "
                      f"{fmt_num(run.get('tasks_finished_per_s'))} tasks/s, load average {run['load_average'][0]} "
                      f"at the start): CPU per background task master {ms.get('master', 0):.3f} ms, agents "
-                     f"{ms.get('fleet', 0):.3f} ms, frameworks {ms.get('frameworks', 0):.3f} ms.")
+                     f"{ms.get('fleet', 0):.3f} ms, frameworks {ms.get('frameworks', 0):.3f} ms."
+                     + _kernel_note(run))
     if before and before.get("ms_per_task", {}).get("master") and after.get("ms_per_task", {}).get("master"):
         b, a = before["ms_per_task"]["master"], after["ms_per_task"]["master"]
         notes.append(f"The master's CPU per task after / before, measured back to back ({prof['started_at']}): "
@@ -395,6 +396,15 @@ def profile_notes(saved: Path = REPO / "bench" / "results" / "scale_profile.json
     table.caption = ("Where the master's CPU per background task goes (py-spy samples of the master over the "
                      "probing window, split by bench/profile_kinds.py; microseconds per task)")
     return [table], notes
+
+
+def _kernel_note(run: dict[str, Any]) -> str:
+    """The master's kernel share and system calls per task, when the profile measured them."""
+    share, calls = run.get("kernel_share", {}).get("master"), run.get("io_calls_per_task", {}).get("master")
+    if share is None or not calls:
+        return ""
+    return (f" The master spent {100 * share:.0f}% of that in the kernel, with {calls[0]:.1f} read and "
+            f"{calls[1]:.1f} write system calls per task: the rest is Python and the event loop's own work.")
 
 
 def _profile_headline(saved: Path = REPO / "bench" / "results" / "scale_profile.json") -> list[Headline]:
