@@ -120,3 +120,28 @@ def test_a_limit_below_what_the_role_holds_needs_force(cluster, framework) -> No
     refused = _update(m.master_address, _config("busy", limits={"cpus": 1}))
     assert refused.status_code == 400 and "Role 'busy' is already consuming 'cpus:2" in refused.text
     assert _update(m.master_address, _config("busy", limits={"cpus": 1}), force=True).status_code == 200
+
+
+def test_quotas_weights_and_maintenance_outlive_a_master_restart(cluster, raw) -> None:
+    """What operators set is in the master's store (Mesos's registry keeps it): a restarted master still caps
+    the role at its limit, weighs its roles and keeps its maintenance schedule and DOWN machines."""
+    m = cluster(AGENTS)
+    assert _update(m.master_address, _config("ml", {"cpus": 1}, {"cpus": 2})).status_code == 200
+    assert _operator(m.master_address, {"type": "UPDATE_WEIGHTS", "update_weights": {
+        "weight_infos": [{"role": "ml", "weight": 3.0}]}}).status_code == 200
+    window = {"machine_ids": [{"hostname": "elsewhere"}, {"hostname": "gone-for-now"}],
+              "unavailability": {"start": {"nanoseconds": 4_000_000_000_000_000_000}}}
+    assert _operator(m.master_address, {"type": "UPDATE_MAINTENANCE_SCHEDULE", "update_maintenance_schedule": {
+        "schedule": {"windows": [window]}}}).status_code == 200
+    assert _operator(m.master_address, {"type": "START_MAINTENANCE", "start_maintenance": {
+        "machines": [{"hostname": "gone-for-now"}]}}).status_code == 200
+    before = {kind: _operator(m.master_address, {"type": kind}).json() for kind in
+              ("GET_QUOTA", "GET_WEIGHTS", "GET_MAINTENANCE_SCHEDULE", "GET_MAINTENANCE_STATUS")}
+    m.restart_master()
+    after = {kind: _operator(m.master_address, {"type": kind}).json() for kind in before}
+    assert after == before
+    assert after["GET_MAINTENANCE_STATUS"]["get_maintenance_status"]["status"]["down_machines"] == [
+        {"hostname": "gone-for-now"}]
+    assert {"role": "ml", "weight": 3.0} in after["GET_WEIGHTS"]["get_weights"]["weight_infos"]
+    sub = _subscribe(raw, m.master_address, "ml")   # the limit still caps what the role is offered
+    assert _offered_cpus(sub, 2.0) == 2.0

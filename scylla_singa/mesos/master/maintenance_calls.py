@@ -6,9 +6,10 @@ What a change means here: a machine whose window changed has its agents'
 offers rescinded (offered again with, or without, the unavailability) and
 its outstanding inverse offers rescinded; a machine that goes DOWN has its
 agents removed (their tasks are lost, the agents told to kill them) and may
-not register agents until STOP_MAINTENANCE. The schedule lives in the
-master's memory, as quotas and weights do here (Mesos keeps it in its
-registry).
+not register agents until STOP_MAINTENANCE. The schedule and the DOWN
+machines are kept in the master's store with its quotas and weights
+(master_store.py), so a restarted master keeps them, as Mesos's registry
+does.
 """
 
 from __future__ import annotations
@@ -25,11 +26,13 @@ DOWN_MESSAGE = "removed: Operator initiated 'Machine DOWN'"
 def update_schedule(m: Master, body: JsonDict) -> None:
     windows = m.maintenance.check_schedule(body.get("schedule"))
     changed = m.maintenance.set_schedule(windows)
+    m.save_operator_settings()
     _machines_changed(m, changed)
 
 
 def start_maintenance(m: Master, body: JsonDict) -> None:
     keys = set(m.maintenance.start(body.get("machines")))
+    m.save_operator_settings()
     m.inverse_offers.rescind(keys)
     for agent in list(m.agent_registry.agents.values()):
         if m.maintenance.machine_of(agent.hostname, agent.ip) in keys:
@@ -38,6 +41,7 @@ def start_maintenance(m: Master, body: JsonDict) -> None:
 
 def stop_maintenance(m: Master, body: JsonDict) -> None:
     m.maintenance.stop(body.get("machines"))
+    m.save_operator_settings()
 
 
 def _machines_changed(m: Master, keys: set[MachineKey]) -> None:

@@ -69,11 +69,17 @@ class Master:
         self.completed_frameworks: list[FrameworkRec] = []
         self.removed_framework_ids: set[str] = set()   # torn down or timed out: never subscribed again
         self.offers: dict[str, OfferRec] = {}
-        self.quotas: dict[str, Quota] = {}   # roles with a guarantee or a limit (quota_calls.py sets them)
-        self.maintenance = Maintenance()     # the operator's schedule (maintenance_calls.py changes it)
+        self.store = MasterStore(config.work_dir)
+        # What operators set, as the store kept it (a restart keeps it, as Mesos's registry does).
+        self.quotas: dict[str, Quota] = dict(self.store.quotas)   # roles with a guarantee or a limit (quota_calls)
+        self.maintenance: Maintenance = self.store.maintenance    # the operator's schedule (maintenance_calls)
+        for role, weight in self.store.weights.items():   # UPDATE_WEIGHTS's, over the --weights flag's
+            config.role_weights[role] = weight
+            self.allocator.set_role_weight(role, weight)
+        for role, quota in self.quotas.items():
+            self.allocator.set_quota(role, quota)
         self.inverse_offers = InverseOffers(self)
         self.operation_feedback = OperationFeedback(self)
-        self.store = MasterStore(config.work_dir)
         self.counters: dict[str, float] = {}
         self.last_allocation_s = 0.0
         self.allocation_runs = 0
@@ -135,6 +141,10 @@ class Master:
         self.agent_registry.close_links()
         self.operator_events.close()
         self.store.flush()
+
+    def save_operator_settings(self) -> None:
+        """Write what operators set (weights given by UPDATE_WEIGHTS, quotas, maintenance) at once."""
+        self.store.put_operator_settings(self.store.weights, self.quotas, self.maintenance)
 
     def became_leader(self) -> None:
         """This master leads from now on; its soft state comes from agents re-registering.

@@ -169,8 +169,9 @@ class OperatorEndpoint:
                 raise OperatorError(400, f"Invalid weight '{info['weight']}': weights must be positive")
         for info in body.get("weight_infos") or ():
             role = info.get("role") or "*"
-            self.m.cfg.role_weights[role] = float(info["weight"])
+            self.m.cfg.role_weights[role] = self.m.store.weights[role] = float(info["weight"])
             self.m.allocator.set_role_weight(role, float(info["weight"]))
+        self.m.save_operator_settings()
         self.m.schedule_allocation()
 
     def _agent(self, body: JsonDict) -> Any:

@@ -9,9 +9,9 @@ that may break them are rescinded (best effort, as Mesos: the role's own
 offers for a limit, every outstanding offer for a guarantee, all offered
 again at once under the new quotas).
 
-Quotas live in the master's memory, as its role weights do: a restarted or
-newly elected master starts without them (Mesos keeps them in its
-registry).
+Quotas are kept in the master's store (master_store.py), as its role
+weights are, so a restarted master keeps them, as Mesos's registry does; a
+master elected on another machine has its own store.
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ def remove_quota(m: Master, body: JsonDict) -> None:
         raise QuotaRefused(400, f"Failed to remove quota: Role '{role}' has no quota set")
     _apply(m, {role: Quota()}, force=True)
     del m.quotas[role]
+    m.save_operator_settings()
 
 
 def quota_status(m: Master) -> JsonDict:
@@ -109,6 +110,7 @@ def _apply(m: Master, updates: dict[str, Quota], force: bool) -> None:
         fw = m.frameworks.get(offer.framework_id)
         if guaranteed or (fw is not None and fw.role in updates):
             m.remove_offer(offer.id)
+    m.save_operator_settings()
     m.schedule_allocation()
 
 
