@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -251,3 +252,21 @@ def test_a_session_ends_with_its_command_not_with_what_it_left_running(agent: st
     assert answer.status_code == 200, answer.text
     records = [json.loads(r) for r in recordio.Decoder().feed(answer.content)]
     assert b"".join(base64.b64decode(r["data"]["data"]) for r in records) == b"started\n"
+
+
+def test_attaching_follows_no_symlink_a_container_put_in_place_of_its_output(agent: str, tmp_path) -> None:
+    """Attack: a container owns its sandbox; it swaps its `stdout` for a link to a file only root may read and
+    asks the agent (root) to stream it. The agent opens the sandbox's files without following links."""
+    secret = tmp_path / "root-only"
+    secret.write_text("secret\n")
+    secret.chmod(0o600)
+    launched = _post(agent, {"type": "LAUNCH_CONTAINER", "launch_container": {
+        "container_id": {"value": "swapper"}, "command": {
+            "value": f"rm -f stdout; ln -s {secret} stdout; touch swapped; exec sleep 300", "user": "nobody"}}})
+    assert launched.status_code == 200, launched.text
+    work_dir = Path(requests.get(f"http://{agent}/flags", timeout=10).json()["flags"]["work_dir"])
+    wait_until(lambda: (work_dir / "containers" / "swapper" / "swapped").exists(), 30,
+               "the container to swap its stdout for a link")
+    answer = _attach(agent, {"value": "swapper"})
+    assert answer.status_code == 404 and "cannot be attached" in answer.text, answer.text
+    assert "secret" not in answer.text

@@ -16,6 +16,7 @@ import os
 import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 # Called with each directory the walk goes through (the root first) and the name looked up in it.
 ParentCheck = Callable[[int, str], None]
@@ -74,3 +75,15 @@ def open_confined(path: str, roots: Sequence[Path | str], *, flags: int = os.O_P
     except BaseException:
         os.close(fd)
         raise
+
+
+def open_sandbox_file(path: Path, mode: str) -> BinaryIO:
+    """A sandbox's own file (`stdout`, `stderr`), opened by the agent for appending ("ab", created if missing)
+    or reading ("rb") without following a symlink in its place: a task owns its sandbox and may put one there,
+    and the agent, as root, must not then write or read what it points to. OSError (ELOOP) for a symlink."""
+    if mode == "ab":
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        return os.fdopen(fd, "ab", buffering=0)
+    if mode == "rb":
+        return os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), "rb")
+    raise ValueError(f"mode {mode!r}: 'ab' or 'rb'")

@@ -18,6 +18,7 @@ import socket
 from collections.abc import AsyncIterator
 from typing import Any, BinaryIO
 
+from .confined_paths import open_sandbox_file
 from .docker_streams import read_multiplexed, read_plain
 from .nested_containers import END, STREAM_NAMES, Parent, ProcessIO, data_record
 
@@ -38,7 +39,7 @@ async def follow_output(container: Parent, docker_client: Any = None) -> AsyncIt
     files = []
     try:
         for kind in ("STDOUT", "STDERR"):
-            handle = open(container.sandbox / kind.lower(), "rb")   # noqa: SIM115 - the iterator closes it
+            handle = open_sandbox_file(container.sandbox / kind.lower(), "rb")   # the iterator closes it
             handle.seek(0, 2)
             files.append((kind, handle))
     except OSError:

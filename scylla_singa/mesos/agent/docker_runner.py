@@ -34,7 +34,7 @@ from scylla_singa.contracts import AGENT_LABEL, MANAGED_LABEL, container_name
 from scylla_singa.mesos.api.container_info import SANDBOX_MOUNT, SpecError
 from scylla_singa.mesos.api.protocol import container_status
 from .docker_spec import DockerSpec, build_spec
-from .confined_paths import lexically_within
+from .confined_paths import lexically_within, open_sandbox_file
 from .image_user import ContainerUserRefused, container_uid
 from .persistent_volumes import hand_to, reachable_in
 from .job_volumes import VolumeRefused, pin_host_volume
@@ -297,7 +297,7 @@ def _copy_logs(client: docker.DockerClient, container_id: str, sandbox: Path, wh
     try:
         stream = client.api.logs(container_id, stdout=which == "stdout", stderr=which == "stderr",
                                  stream=True, follow=True)
-        with open(sandbox / which, "ab", buffering=0) as out:
+        with open_sandbox_file(sandbox / which, "ab") as out:
             for chunk in stream:
                 out.write(chunk)
     except (docker.errors.APIError, OSError, ValueError) as exc:

@@ -26,6 +26,7 @@ from typing import Any
 
 from scylla_singa.contracts import ENV_TASK_ID
 from scylla_singa.mesos.api.protocol import container_status
+from .confined_paths import open_sandbox_file
 from .persistent_volumes import hand_to
 from .terminal import Terminal, WindowSize, drain, open_terminal, take_terminal, task_terminal
 from .task_events import TaskContainerUp, TaskExited, TaskInvalid, TaskLaunchFailed, TaskStarting, TaskStopped
@@ -59,7 +60,7 @@ class ProcessRunner(TaskRunner):
         emit(TaskStarting())
         sandbox = task.sandbox
         size = task_terminal(task.info.get("container"))
-        with open(sandbox / "stdout", "ab") as out, open(sandbox / "stderr", "ab") as err:
+        with open_sandbox_file(sandbox / "stdout", "ab") as out, open_sandbox_file(sandbox / "stderr", "ab") as err:
             try:
                 if size is False:
                     proc = await spawn_as(user, argv, executable, sandbox, _env(task, command), stdout=out,
@@ -122,16 +123,17 @@ async def _spawn_on_terminal(user: TaskUser, argv: list[str], executable: str | 
     """A task asking for a terminal (ContainerInfo.tty_info) on a pseudo-terminal of its own, of the size
     asked: its stdin, stdout and stderr, its controlling terminal. What it writes is appended to the sandbox's
     stdout (where Mesos's I/O switchboard logs it; stderr stays empty); ATTACH_CONTAINER_INPUT types into it."""
+    log = open_sandbox_file(sandbox / "stdout", "ab")   # before the task runs: it may not swap the file yet
     controller, command_side = open_terminal(size if isinstance(size, WindowSize) else None)
     try:
         proc = await spawn_as(user, argv, executable, sandbox, env, command_side, command_side, command_side,
                               in_child=take_terminal)
     except OSError:
         os.close(controller)
+        log.close()
         raise
     finally:
         os.close(command_side)
-    log = open(sandbox / "stdout", "ab", buffering=0)   # noqa: SIM115 - closed with the terminal
     return proc, Terminal(controller, log.write, closed=log.close)
 
 

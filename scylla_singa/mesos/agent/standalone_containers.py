@@ -34,6 +34,7 @@ from typing import Any
 from scylla_singa.mesos.api.call_validation import CallInvalid
 from scylla_singa.mesos.api.fields import value
 from scylla_singa.mesos.api.resources import ResourceError, Resources
+from .confined_paths import open_sandbox_file
 from .process_runner import command_argv, signal_group, spawn_as
 from .task_user import TaskUser, TaskUserError, clean_environment, hand_sandbox_to, resolve_user, requested_user, \
     unreachable_parent
@@ -98,7 +99,7 @@ class StandaloneContainers:
             raise Refused(400, f"Failed to launch container {cid}: user {user.name} cannot reach its sandbox "
                                f"{sandbox} ({blocked} is not searchable by it)")
         env = clean_environment(command, {"MESOS_SANDBOX": str(sandbox), "MESOS_DIRECTORY": str(sandbox)})
-        with open(sandbox / "stdout", "ab") as out, open(sandbox / "stderr", "ab") as err:
+        with open_sandbox_file(sandbox / "stdout", "ab") as out, open_sandbox_file(sandbox / "stderr", "ab") as err:
             try:
                 process = await spawn_as(user, argv, executable, sandbox, env, stdout=out, stderr=err)
             except OSError as exc:
