@@ -253,17 +253,26 @@ def _run_on(sub: Any, command: str, resources: list[dict]) -> dict[str, Any]:
 
 def _end_of(sub: Any, task_id: dict[str, str]) -> dict[str, Any]:
     """The task's terminal status (updates acknowledged, offers given back meanwhile)."""
+    return _ends_of(sub, [task_id])[task_id["value"]]
+
+
+def _ends_of(sub: Any, task_ids: list[dict[str, str]]) -> dict[str, dict[str, Any]]:
+    """Each task's terminal status, by task id, in whatever order they end."""
+    ended: dict[str, dict[str, Any]] = {}
+    wanted = {t["value"] for t in task_ids}
     deadline = Deadline(30)
-    while not deadline.passed():
+    while not deadline.passed() and set(ended) != wanted:
         event = sub.next_of(("UPDATE", "OFFERS"), deadline.left())
         if event["type"] == "OFFERS":   # not needed now: given back, to come again
             _decline(sub, event["offers"]["offers"])
             continue
         status = event["update"]["status"]
         _acknowledge(sub, status)
-        if status["task_id"] == task_id and status["state"] not in ("TASK_STARTING", "TASK_RUNNING"):
-            return status
-    raise TimeoutError(f"task {task_id['value']} did not end")
+        if status["task_id"]["value"] in wanted and status["state"] not in ("TASK_STARTING", "TASK_RUNNING"):
+            ended[status["task_id"]["value"]] = status
+    if set(ended) != wanted:
+        raise TimeoutError(f"tasks {sorted(wanted - set(ended))} did not end")
+    return ended
 
 
 def test_what_a_task_writes_to_a_persistent_volume_the_next_task_reads(cluster, raw) -> None:
@@ -371,3 +380,36 @@ def test_an_unacknowledged_operation_outlives_a_master_restart(cluster, raw) -> 
                                                          "uuid": finished["uuid"]["value"]}})
     assert acked.status_code == 202, acked.text
     wait_until(lambda: listed() == [] and kept_by_agent() == [], 10, "master and agent to forget the operation")
+
+
+def test_tasks_share_a_shared_volume_at_once(cluster, raw) -> None:
+    """A shared persistent volume (`shared: {}`) is offered again while a task uses it, to a framework with the
+    capability SHARED_RESOURCES: a second task uses it at the same time and reads what the first wrote."""
+    m = cluster([{"resources": "cpus:2;mem:512;disk:200"}], simulate=False, use_docker=False)
+    agent_id = _agent(m.master_address)["id"]
+    assert _reserve(m.master_address, agent_id, [_reserved("disk", 100, "ml")]).status_code == 202
+    volume = {**_volume("common", "common", 64), "shared": {}}
+    created = _volumes_call(m.master_address, "CREATE_VOLUMES", agent_id, [volume])
+    assert (created.status_code, created.text) == (202, "")
+    info = {"user": "nobody", "name": "sharer", "role": "ml",
+            "capabilities": [{"type": "RESERVATION_REFINEMENT"}, {"type": "SHARED_RESOURCES"}]}
+    ml = raw(m.master_address, {"type": "SUBSCRIBE", "subscribe": {"framework_info": info}})
+    cpus = {"name": "cpus", "type": "SCALAR", "scalar": {"value": 0.1}}
+
+    def shared_offer() -> dict[str, Any]:
+        return _offer(ml, lambda o: any("shared" in r for r in o["resources"]), timeout=15)
+    first = shared_offer()
+    (offered,) = [r for r in first["resources"] if "shared" in r]
+    assert offered["disk"]["persistence"]["id"] == "common" and offered["shared"] == {}
+    writer = task_info(agent_id, command="echo hello > common/a; while [ ! -e common/b ]; do sleep 0.1; done",
+                       resources=[volume, cpus])
+    _accept(ml, first, {"type": "LAUNCH", "launch": {"task_infos": [writer]}})
+    reader = task_info(agent_id, command="while [ ! -e common/a ]; do sleep 0.1; done; "
+                                          "test \"$(cat common/a)\" = hello && touch common/b",
+                       resources=[volume, cpus])
+    _accept(ml, shared_offer(), {"type": "LAUNCH", "launch": {"task_infos": [reader]}})   # offered again, in use
+    wait_until(lambda: _agent(m.master_address)["used_resources"]["disk"] == 128.0, 15, "both tasks to run")
+    busy = _volumes_call(m.master_address, "DESTROY_VOLUMES", agent_id, [volume])
+    assert (busy.status_code, busy.text) == (400, "Invalid DESTROY operation: Persistent volumes in use: common")
+    ends = _ends_of(ml, [reader["task_id"], writer["task_id"]])
+    assert {s["state"] for s in ends.values()} == {"TASK_FINISHED"}, ends

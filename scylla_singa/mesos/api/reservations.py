@@ -13,7 +13,8 @@ One level of reservation is modelled (a role's own reservation, static or
 dynamic); refinements (a stack of reservations for nested roles) are
 refused with a clear message, as nested roles are for quota. A persistent
 volume (reserved disk with `disk.persistence` and `disk.volume`) is one more
-part of the qualified name: each volume is a resource of its own.
+part of the qualified name: each volume is a resource of its own, shared
+(`shared: {}`, usable by many tasks at once) or not.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ class PersistentVolume:
     container_path: str
     mode: str = "RW"
     principal: str | None = None
+    shared: bool = False   # Resource.shared: tasks of any framework of its role may use it at once
 
     def to_json(self) -> dict[str, Any]:
         """Mesos's `Resource.DiskInfo` of the volume."""
@@ -105,7 +107,12 @@ def volume_from_json(name: str, resource: Mapping[str, Any]) -> PersistentVolume
     """The persistent volume a Mesos `Resource`'s DiskInfo describes, None without one. Mesos's texts for a
     DiskInfo it refuses; disk sources (MOUNT, PATH, BLOCK) are not served here."""
     disk = resource.get("disk")
+    shared = resource.get("shared")
+    if shared is not None and not isinstance(shared, Mapping):
+        raise ReservationError("'shared' must be a SharedInfo object ({})")
     if disk is None:
+        if shared is not None:
+            raise ReservationError("Only persistent volumes can be shared")
         return None
     if not isinstance(disk, Mapping):
         raise ReservationError("'disk' must be a DiskInfo object")
@@ -117,6 +124,8 @@ def volume_from_json(name: str, resource: Mapping[str, Any]) -> PersistentVolume
     if persistence is None:
         if volume is not None:
             raise ReservationError("a DiskInfo 'volume' needs 'persistence' (only persistent volumes are served)")
+        if shared is not None:
+            raise ReservationError("Only persistent volumes can be shared")
         return None
     if not isinstance(persistence, Mapping) or not isinstance(persistence.get("id"), str) or not persistence["id"]:
         raise ReservationError("Invalid DiskInfo: a persistent volume needs 'persistence': {\"id\": ...}")
@@ -127,7 +136,14 @@ def volume_from_json(name: str, resource: Mapping[str, Any]) -> PersistentVolume
     mode = volume.get("mode", "RW")
     if mode not in ("RW", "RO"):
         raise ReservationError(f"Invalid DiskInfo: volume mode must be RW or RO, not {mode!r}")
-    return PersistentVolume(persistence["id"], volume["container_path"], mode, _principal(persistence))
+    return PersistentVolume(persistence["id"], volume["container_path"], mode, _principal(persistence),
+                            shared is not None)
+
+
+def is_shared(key: str) -> bool:
+    """Whether a kept name is a shared persistent volume's."""
+    volume = split(key)[2] if key.count(SEP) >= 2 else None
+    return volume is not None and volume.shared
 
 
 def base_name(key: str) -> str:
@@ -232,7 +248,8 @@ def _decode(encoded: str) -> Reservation:
 
 
 def _encode_volume(v: PersistentVolume) -> str:
-    return json.dumps([v.id, v.container_path, v.mode, v.principal], separators=(",", ":"))
+    fields = [v.id, v.container_path, v.mode, v.principal] + ([True] if v.shared else [])
+    return json.dumps(fields, separators=(",", ":"))
 
 
 def _decode_volume(encoded: str) -> PersistentVolume:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from scylla_singa.common.resource_text import ResourceTextError, resource_items
-from .reservations import (SEP, PersistentVolume, Reservation, ReservationError, base_name, is_reserved,
+from .reservations import (SEP, PersistentVolume, Reservation, ReservationError, base_name, is_reserved, is_shared,
                            json_fields, qualify, reservation_from_json, split, strip_volume, volume_from_json)
 
 Range = tuple[int, int]
@@ -124,7 +124,7 @@ class Resources:
             if SEP in name:
                 raise ResourceError(f"resource name {name!r} holds a control character (\\x1f)")
             try:
-                if "reservations" in r or r.get("role", "*") != "*" or "disk" in r:
+                if "reservations" in r or r.get("role", "*") != "*" or "disk" in r or "shared" in r:
                     name = _qualified(name, r)
                 if kind == "SCALAR":
                     amount = float(r["scalar"]["value"])
@@ -292,6 +292,14 @@ class Resources:
                 out.append((volume, reservation, size))
         return out
 
+    def shared(self) -> Resources:
+        """Only the shared persistent volumes: what any number of tasks may use at once."""
+        return self._select(is_shared)
+
+    def without_shared(self) -> Resources:
+        """Everything but the shared persistent volumes (what a task takes for itself alone)."""
+        return self._select(lambda key: not is_shared(key))
+
     def unreserved(self) -> Resources:
         """Only the unreserved resources."""
         return self._select(lambda key: not is_reserved(key))
@@ -430,6 +438,8 @@ def _fields(key: str) -> dict[str, Any]:
     fields = json_fields(reservation)
     if volume is not None:
         fields["disk"] = volume.to_json()
+        if volume.shared:
+            fields["shared"] = {}
     return fields
 
 
@@ -439,7 +449,9 @@ def _text_name(key: str) -> str:
     if reservation is None:
         return name
     text = f"{name}(reservations: [{reservation.text()}])"
-    return text if volume is None else f"{text}[{volume.id}:{volume.container_path}]"
+    if volume is None:
+        return text
+    return f"{text}[{volume.id}:{volume.container_path}]" + ("<SHARED>" if volume.shared else "")
 
 
 def _fmt(x: float) -> str:

@@ -278,8 +278,8 @@ class AgentRegistry:
         # The allocator's view of this agent is rebuilt from the tasks now known.
         self.master.allocator.remove_agent(agent.id)
         used: dict[str, Resources] = {}
-        for task in agent.tasks.values():
-            used[task.framework_id] = used.get(task.framework_id, Resources()) + task.resources
+        for task in agent.tasks.values():   # a shared volume is never held by a task: it stays offerable
+            used[task.framework_id] = used.get(task.framework_id, Resources()) + task.resources.without_shared()
         self.master.allocator.add_agent(agent.id, agent.total, used)
         for offer_id in list(agent.offers):
             self.master.remove_offer(offer_id, rescind=True, recover=False)
@@ -415,7 +415,7 @@ class AgentRegistry:
         if agent is not None:
             agent.tasks.pop((fw.id, task.task_id), None)
             if recover:
-                self.master.allocator.recover(fw.id, agent.id, task.resources)
+                self.master.allocator.recover(fw.id, agent.id, task.resources.without_shared())
                 self.master.schedule_allocation()
 
     def send_kill(self, task: TaskRec) -> None:

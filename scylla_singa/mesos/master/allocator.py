@@ -65,6 +65,10 @@ class Allocator(ABC):
         """Forget the framework; its allocations on agents return to the free pool."""
 
     @abstractmethod
+    def set_takes_shared(self, framework_id: str, takes_shared: bool) -> None:
+        """Whether the framework may be offered shared persistent volumes (capability SHARED_RESOURCES)."""
+
+    @abstractmethod
     def activate_framework(self, framework_id: str) -> None: ...
 
     @abstractmethod
@@ -158,6 +162,7 @@ class _Framework:
     role: str
     active: bool = True
     suppressed: bool = False
+    takes_shared: bool = False   # the capability SHARED_RESOURCES: it may be offered shared persistent volumes
 
 
 class HierarchicalAllocator(Allocator):
@@ -187,6 +192,9 @@ class HierarchicalAllocator(Allocator):
         if not active:
             self._role_sorters[role].deactivate(framework_id)
         self._refresh(framework_id)
+
+    def set_takes_shared(self, framework_id: str, takes_shared: bool) -> None:
+        self._frameworks[framework_id].takes_shared = takes_shared
 
     def remove_framework(self, framework_id: str) -> None:
         fw = self._frameworks.pop(framework_id)
@@ -389,6 +397,10 @@ class HierarchicalAllocator(Allocator):
                 fw_id, offered = quota.pick(agent.free, self._filters.get(agent_id))
             if fw_id is None:
                 continue  # everybody filters this agent (or is at its quota): it stays available for later rounds
+            if offered.has_reservations() and not self._frameworks[fw_id].takes_shared:
+                offered = offered.without_shared()   # shared volumes only go to frameworks that take them
+                if not offered.allocatable():
+                    continue
             grants.append(Grant(fw_id, agent_id, offered))
             self.allocate_used(fw_id, agent_id, offered)
             if quota is not None:

@@ -56,6 +56,15 @@ class Launch:
             out = out + need
         return out
 
+    @property
+    def taken(self) -> Resources:
+        """What it takes from its offers: a shared volume once, however many of its tasks use it."""
+        shared: dict[str, float] = {}
+        for _, need in self.tasks:
+            for key, amount in need.shared().scalars.items():
+                shared[key] = max(shared.get(key, 0.0), amount)
+        return self.total.without_shared() + Resources(shared)
+
 
 def check_launch(fw: FrameworkRec, tasks: list[JsonDict], group_executor: JsonDict | None, agent_id: str,
                  remaining: Resources, offer_role: str) -> Launch:
@@ -78,6 +87,8 @@ def check_launch(fw: FrameworkRec, tasks: list[JsonDict], group_executor: JsonDi
         if known is None:
             new_executor, executor_need = executor, _resources(executor.get("resources"), fw, offer_role)
             _container(executor.get("container"), executor_need)
+            if not executor_need.shared().is_empty():   # as Mesos refuses them
+                raise LaunchInvalid(f"Executor resources {executor_need} should not contain any shared resources")
         elif group_executor is not None and group_executor.get("type", "DEFAULT") == "DEFAULT":
             raise LaunchInvalid(f"Executor '{value(executor.get('executor_id'))}' already runs a task group on "
                                 "this agent; this cluster runs one task group per default executor: give the "
@@ -86,8 +97,8 @@ def check_launch(fw: FrameworkRec, tasks: list[JsonDict], group_executor: JsonDi
             raise LaunchInvalid(f"ExecutorInfo is not compatible with existing ExecutorInfo of executor "
                                 f"'{value(executor.get('executor_id'))}'")
     launch = Launch(checked, new_executor, executor_need)
-    if not remaining.contains(launch.total):
-        raise LaunchInvalid(f"Total resources {launch.total} required by task and its executor is more than "
+    if not remaining.contains(launch.taken):
+        raise LaunchInvalid(f"Total resources {launch.taken} required by task and its executor is more than "
                             f"available {remaining}")
     return launch
 

@@ -300,6 +300,7 @@ class Master:
             fw.reregistered_time = time.time()
         self._change_role(fw, _role(info))
         old_stream, fw.info, fw.principal = fw.stream, info, principal
+        self.allocator.set_takes_shared(fw.id, fw.has_capability("SHARED_RESOURCES"))
         fw.registrant = registrant_of(principal, source)
         fw.stream, fw.stream_id = stream, stream_id
         fw.unregistered_time = 0.0
@@ -447,6 +448,7 @@ class Master:
         changed = info != fw.info
         self._change_role(fw, _role(info))
         fw.info = info
+        self.allocator.set_takes_shared(fw.id, fw.has_capability("SHARED_RESOURCES"))
         if fw.role in (body.get("suppressed_roles") or ()):
             self.allocator.suppress(fw.id)
         else:
@@ -530,6 +532,9 @@ class Master:
                 raise OperationInvalid(f"{exc}; on agent {agent.id} at {agent.pid} ({agent.hostname})") from None
             if not remaining.contains(before):
                 raise OperationInvalid(f"{remaining} does not contain {before}")
+            if kind == "CREATE" and not after.shared().is_empty() and not fw.has_capability("SHARED_RESOURCES"):
+                raise OperationInvalid(f"Create volume operation for '{after.shared()}' has been attempted by "
+                                       f"framework '{fw.id}' with no SHARED_RESOURCES capability")
             refused = None if self.cfg.acls is None else self.cfg.acls.operation_refusal(
                 kind, op.get(kind.lower()) or {}, fw.principal)
             if refused is not None:
@@ -623,7 +628,7 @@ class Master:
         else:
             agent.link.send({"type": "RUN_TASK_GROUP", "agent_id": agent_id, "framework_id": fw.id,
                              "framework": _framework_brief(fw), "executor": group_executor, "tasks": tasks})
-        return remaining - launch.total
+        return remaining - launch.total.without_shared()   # a shared volume stays for the next task
 
     def _call_kill(self, fw: FrameworkRec, body: dict) -> None:
         task_id = value(body.get("task_id"))

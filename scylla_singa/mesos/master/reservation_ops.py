@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from scylla_singa.mesos.api.reservations import Reservation, strip_volume
+from scylla_singa.mesos.api.reservations import Reservation, is_shared, strip_volume
 from scylla_singa.mesos.api.resources import ResourceError, Resources
 
 
@@ -136,6 +136,8 @@ def grow(operation: dict[str, Any]) -> tuple[Resources, Resources]:
     """(the volume and the disk added, the bigger volume) of a GROW_VOLUME: `volume` and `addition`, disk of
     the volume's own reservation."""
     volume, key, size = _one_volume(operation.get("volume"), "GrowVolume.volume")
+    if is_shared(key):
+        raise OperationInvalid("Growing a shared persistent volume is not supported")
     raw = operation.get("addition")
     amount = _amount(raw)
     if amount <= 0:
@@ -150,6 +152,8 @@ def grow(operation: dict[str, Any]) -> tuple[Resources, Resources]:
 def shrink(operation: dict[str, Any]) -> tuple[Resources, Resources]:
     """(the volume, the smaller volume and the disk taken off it) of a SHRINK_VOLUME: `volume`, `subtract`."""
     volume, key, size = _one_volume(operation.get("volume"), "ShrinkVolume.volume")
+    if is_shared(key):
+        raise OperationInvalid("Shrinking a shared persistent volume is not supported")
     subtract = operation.get("subtract")
     amount = _amount({"scalar": subtract} if isinstance(subtract, dict) else None)
     if amount <= 0:

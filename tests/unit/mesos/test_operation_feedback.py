@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from scylla_singa.mesos.api.resources import Resources
 from scylla_singa.mesos.master.acls import parse_acls
 from scylla_singa.mesos.master.master_core import Master
 from scylla_singa.mesos.master.master_metrics import metrics_json
@@ -249,3 +250,19 @@ def test_an_operation_the_acls_refuse_is_an_error_and_changes_nothing(master: Ma
                      f"Not authorized: principal 'mallory' may not reserve resources for role '{ROLE}' "
                      "(ACL reserve_resources)"}
     assert master.agent_registry.agents[offer["agent_id"]["value"]].total.made_by_operations().is_empty()
+
+
+def test_a_shared_volume_needs_a_framework_that_takes_shared_resources(master: Master) -> None:
+    _register(master, resources=Resources.parse("cpus:4;mem:1024;disk:100").to_json())
+    fw, stream = _subscribe(master)
+    offer = _offer(master, stream)
+    disk = {"name": "disk", "type": "SCALAR", "scalar": {"value": 50},
+            "reservations": [{"type": "DYNAMIC", "role": ROLE}]}
+    volume = {**disk, "disk": {"persistence": {"id": "v1"}, "volume": {"mode": "RW", "container_path": "v"}},
+              "shared": {}}
+    _accept(master, fw, offer, {"type": "RESERVE", "reserve": {"resources": [disk]}},
+            {"type": "CREATE", "id": {"value": "op-c"}, "create": {"volumes": [volume]}})
+    [error] = _statuses(stream)
+    assert error["state"] == "OPERATION_ERROR" and error["message"] == (
+        f"Create volume operation for 'disk(reservations: [(DYNAMIC,{ROLE})])[v1:v]<SHARED>:50' has been "
+        "attempted by framework 'fw1' with no SHARED_RESOURCES capability")

@@ -309,3 +309,46 @@ def test_a_volume_grows_by_disk_of_its_reservation_and_shrinks_back() -> None:
     for call, message in refusals:
         with pytest.raises(OperationInvalid, match=message):
             call()
+
+
+def _shared(volume_id: str, size: float = 64) -> dict[str, Any]:
+    return {**_volume(volume_id, size=size), "shared": {}}
+
+
+def test_a_shared_volume_is_its_own_resource_and_reads_back_as_shared() -> None:
+    before, after = create([_shared("s1")], None)
+    assert str(after) == "disk(reservations: [(DYNAMIC,ml)])[s1:data]<SHARED>:64"
+    assert after.to_json()[0]["shared"] == {} and Resources.from_json(after.to_json()) == after
+    assert after.shared() == after and after.without_shared().is_empty() and after.without_volumes() == before
+    plain = create([_volume("p1")], None)[1]
+    assert (plain + after).shared() == after and (plain + after).without_shared() == plain
+
+
+@pytest.mark.parametrize("item, message", [
+    ({**_scalar("disk", 1, reservations=_dynamic("ml")), "shared": {}}, "Only persistent volumes can be shared"),
+    ({**_scalar("cpus", 1), "shared": {}}, "Only persistent volumes can be shared"),
+    ({**_volume("v1"), "shared": True}, "'shared' must be a SharedInfo object"),
+])
+def test_only_a_persistent_volume_can_be_shared(item: dict, message: str) -> None:
+    with pytest.raises(ResourceError, match=re.escape(message)):
+        Resources.from_json([item])
+
+
+def test_a_shared_volume_neither_grows_nor_shrinks() -> None:
+    volume = _shared("s1")
+    with pytest.raises(OperationInvalid, match="Growing a shared persistent volume is not supported"):
+        grow({"volume": volume, "addition": _scalar("disk", 8, reservations=_dynamic("ml"))})
+    with pytest.raises(OperationInvalid, match="Shrinking a shared persistent volume is not supported"):
+        shrink({"volume": volume, "subtract": {"value": 8}})
+
+
+@pytest.mark.parametrize("takes_shared", [True, False])
+def test_a_shared_volume_is_offered_only_to_a_framework_that_takes_shared_resources(takes_shared: bool) -> None:
+    allocator = HierarchicalAllocator(seed=1)
+    cpus = Resources.from_json([_scalar("cpus", 1, reservations=_dynamic("ml"))])
+    allocator.add_agent("a1", cpus + create([_shared("s1")], None)[1])
+    allocator.add_framework("f1", "ml")
+    allocator.set_takes_shared("f1", takes_shared)
+    (grant,) = allocator.allocate(1.0)
+    assert (not grant.resources.shared().is_empty()) == takes_shared
+    assert grant.resources.without_shared() == cpus
