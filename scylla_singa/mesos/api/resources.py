@@ -294,10 +294,14 @@ class Resources:
 
     def shared(self) -> Resources:
         """Only the shared persistent volumes: what any number of tasks may use at once."""
+        if not self.has_reservations():   # the common case, on the master's path of every task: no walk
+            return _NOTHING
         return self._select(is_shared)
 
     def without_shared(self) -> Resources:
         """Everything but the shared persistent volumes (what a task takes for itself alone)."""
+        if not self.has_reservations():
+            return self
         return self._select(lambda key: not is_shared(key))
 
     def unreserved(self) -> Resources:
@@ -369,6 +373,9 @@ class Resources:
         return "; ".join(f"{_text_name(k)}:{v}" for k, v in parts) or "{}"
 
     __repr__ = __str__
+
+
+_NOTHING = Resources()
 
 
 def with_checkpointed(reported: Resources, checkpointed: Resources) -> Resources:

@@ -59,11 +59,14 @@ class Launch:
     @property
     def taken(self) -> Resources:
         """What it takes from its offers: a shared volume once, however many of its tasks use it."""
+        total = self.total
+        if not total.has_reservations():   # no volume at all (the common case)
+            return total
         shared: dict[str, float] = {}
         for _, need in self.tasks:
             for key, amount in need.shared().scalars.items():
                 shared[key] = max(shared.get(key, 0.0), amount)
-        return self.total.without_shared() + Resources(shared)
+        return total.without_shared() + Resources(shared)
 
 
 def check_launch(fw: FrameworkRec, tasks: list[JsonDict], group_executor: JsonDict | None, agent_id: str,
