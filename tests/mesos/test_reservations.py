@@ -413,3 +413,27 @@ def test_tasks_share_a_shared_volume_at_once(cluster, raw) -> None:
     assert (busy.status_code, busy.text) == (400, "Invalid DESTROY operation: Persistent volumes in use: common")
     ends = _ends_of(ml, [reader["task_id"], writer["task_id"]])
     assert {s["state"] for s in ends.values()} == {"TASK_FINISHED"}, ends
+
+
+def test_a_nested_role_refines_its_parents_reservation_and_unreserving_gives_it_back(cluster, raw) -> None:
+    """A reservation for `eng` is offered to a framework of `eng/ml`, which refines it for `eng/ml` (a stack of two
+    reservations, with RESERVATION_REFINEMENT); its UNRESERVE gives it back to `eng`, as Mesos does."""
+    m = cluster([{"resources": "cpus:2;mem:1024"}])
+    agent_id = _agent(m.master_address)["id"]
+    assert _reserve(m.master_address, agent_id, [_reserved("cpus", 1, "eng")]).status_code == 202
+    ml = _subscribe(raw, m.master_address, "eng/ml")
+
+    def reserved_in(offer: dict[str, Any]) -> list[dict[str, Any]]:
+        return [r for r in offer["resources"] if r.get("reservations")]
+    offer = _offer(ml, lambda o: bool(reserved_in(o)))
+    (eng,) = reserved_in(offer)
+    assert [r["role"] for r in eng["reservations"]] == ["eng"]
+    refined = {**eng, "reservations": eng["reservations"] + [{"type": "DYNAMIC", "role": "eng/ml"}]}
+    _accept(ml, offer, {"type": "RESERVE", "reserve": {"resources": [refined]}})
+    offer = _offer(ml, lambda o: any(len(r["reservations"]) == 2 for r in reserved_in(o)))
+    (mine,) = [r for r in reserved_in(offer) if len(r["reservations"]) == 2]
+    assert [r["role"] for r in mine["reservations"]] == ["eng", "eng/ml"] and mine["scalar"]["value"] == 1.0
+    assert set(_agent(m.master_address)["reserved_resources"]) == {"eng/ml"}
+    _accept(ml, offer, {"type": "UNRESERVE", "unreserve": {"resources": [mine]}})
+    wait_until(lambda: set(_agent(m.master_address)["reserved_resources"]) == {"eng"}, 10,
+               "the cpus to be eng's again")

@@ -9,9 +9,10 @@ name*: the resource's name, SEP, and its reservation encoded. Its algebra
 reservations apart without knowing about them, and code that asks "how many
 CPUs" folds the qualified names back (`base_name`).
 
-One level of reservation is modelled (a role's own reservation, static or
-dynamic); refinements (a stack of reservations for nested roles) are
-refused with a clear message, as nested roles are for quota. A persistent
+A reservation may refine another (a stack, for nested roles: `eng`'s
+reservation refined to `eng/ml`); the kept name holds the whole stack,
+and the latest reservation decides who owns the resource: it is offered to
+that role and to roles nested under it. A persistent
 volume (reserved disk with `disk.persistence` and `disk.volume`) is one more
 part of the qualified name: each volume is a resource of its own, shared
 (`shared: {}`, usable by many tasks at once) or not.
@@ -36,12 +37,28 @@ class ReservationError(ValueError):
 
 @dataclass(frozen=True)
 class Reservation:
-    """A resource set aside for `role`: STATIC (the agent's flags) or DYNAMIC (RESERVE, by `principal`)."""
+    """A resource set aside for `role`: STATIC (the agent's flags) or DYNAMIC (RESERVE, by `principal`).
+    A refined one (a nested role's, made of an ancestor role's reservation) keeps the reservations it
+    refines in `below`, oldest first: UNRESERVE gives the resource back to the last of them."""
 
     role: str
     type: str = "DYNAMIC"
     principal: str | None = None
     labels: Labels = ()
+    below: tuple[Reservation, ...] = ()
+
+    @property
+    def popped(self) -> Reservation | None:
+        """What the resource is reserved as once this reservation goes: the one it refines, or None."""
+        if not self.below:
+            return None
+        top = self.below[-1]
+        return Reservation(top.role, top.type, top.principal, top.labels, self.below[:-1])
+
+    @property
+    def stack(self) -> tuple[Reservation, ...]:
+        """Every reservation, oldest first, each without its own `below` (Mesos's `reservations`)."""
+        return (*self.below, Reservation(self.role, self.type, self.principal, self.labels))
 
     def to_json(self) -> dict[str, Any]:
         """Mesos's `Resource.ReservationInfo`."""
@@ -53,7 +70,10 @@ class Reservation:
         return out
 
     def text(self) -> str:
-        """As Mesos prints it inside a resource's text: `(DYNAMIC,ml)`, `(DYNAMIC,ml,ops,{k: v})`."""
+        """As Mesos prints it inside a resource's text: `(DYNAMIC,ml)`, `(DYNAMIC,ml,ops,{k: v})`; a refined one
+        after those it refines: `(STATIC,eng),(DYNAMIC,eng/ml)`."""
+        if self.below:
+            return ",".join(r.text() for r in self.stack)
         parts = [self.type, self.role]
         if self.principal is not None:
             parts.append(self.principal)
@@ -162,10 +182,15 @@ def reservation_from_json(resource: Mapping[str, Any]) -> Reservation | None:
     if stack:
         if not isinstance(stack, list) or not all(isinstance(r, Mapping) for r in stack):
             raise ReservationError("'reservations' must be a list of ReservationInfo objects")
-        if len(stack) > 1:
-            raise ReservationError("a reservation refinement (more than one entry in 'reservations', for a "
-                                   "nested role) is not supported: reserve for the role itself")
-        return _from_info(stack[0])
+        entries = [_from_info(info) for info in stack]
+        for ancestor, refined in zip(entries, entries[1:]):   # Mesos's checks and texts
+            if refined.type == "STATIC":
+                raise ReservationError("Invalid refined reservation: A refined reservation cannot be STATIC")
+            if not is_strict_subrole(refined.role, ancestor.role):
+                raise ReservationError(f"Invalid refined reservation: role '{refined.role}' is not a refinement "
+                                       f"of '{ancestor.role}'")
+        top = entries[-1]
+        return Reservation(top.role, top.type, top.principal, top.labels, tuple(entries[:-1]))
     role = resource.get("role")
     if role in (None, "*"):
         return None
@@ -192,8 +217,20 @@ def json_fields(reservation: Reservation | None) -> dict[str, Any]:
         if reservation.labels:
             legacy["labels"] = _labels_json(reservation.labels)
         out["reservation"] = legacy
-    out["reservations"] = [reservation.to_json()]
+    out["reservations"] = [r.to_json() for r in reservation.stack]
     return out
+
+
+def is_strict_subrole(role: str, ancestor: str) -> bool:
+    """Whether `role` is nested under `ancestor` (`eng/ml` under `eng`), not `ancestor` itself."""
+    return role.startswith(ancestor + "/")
+
+
+def pop_reservation(key: str) -> str:
+    """The kept name of a reserved resource once its latest reservation goes (UNRESERVE): reserved as the
+    reservation it refined, or unreserved."""
+    name, reservation, volume = split(key)
+    return name if reservation is None else qualify(name, reservation.popped, volume)
 
 
 def offered_form(resources: list[dict[str, Any]], refinement: bool) -> list[dict[str, Any]]:
@@ -239,12 +276,22 @@ def _labels_json(labels: Labels) -> dict[str, Any]:
 
 
 def _encode(r: Reservation) -> str:
-    return json.dumps([r.role, r.type, r.principal, [list(x) for x in r.labels]], separators=(",", ":"))
+    return json.dumps(_fields_of(r), separators=(",", ":"))
+
+
+def _fields_of(r: Reservation) -> list[Any]:
+    fields = [r.role, r.type, r.principal, [list(x) for x in r.labels]]
+    return fields + [[_fields_of(b) for b in r.below]] if r.below else fields
 
 
 def _decode(encoded: str) -> Reservation:
-    role, kind, principal, labels = json.loads(encoded)
-    return Reservation(role, kind, principal, tuple((k, v) for k, v in labels))
+    return _from_fields(json.loads(encoded))
+
+
+def _from_fields(fields: list[Any]) -> Reservation:
+    role, kind, principal, labels = fields[:4]
+    below = tuple(_from_fields(b) for b in fields[4]) if len(fields) > 4 else ()
+    return Reservation(role, kind, principal, tuple((k, v) for k, v in labels), below)
 
 
 def _encode_volume(v: PersistentVolume) -> str:

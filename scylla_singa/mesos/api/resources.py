@@ -17,7 +17,8 @@ from typing import Any
 
 from scylla_singa.common.resource_text import ResourceTextError, resource_items
 from .reservations import (SEP, PersistentVolume, Reservation, ReservationError, base_name, is_reserved, is_shared,
-                           json_fields, qualify, reservation_from_json, split, strip_volume, volume_from_json)
+                           is_strict_subrole, json_fields, pop_reservation, qualify, reservation_from_json, split,
+                           strip_volume, volume_from_json)
 
 Range = tuple[int, int]
 
@@ -267,8 +268,11 @@ class Resources:
         """What the agent was started with: static reservations kept, dynamic ones and volumes dropped (an
         agent's AgentInfo.resources)."""
         def static(key: str) -> str:
-            reservation = split(key)[1]
-            return strip_volume(key) if reservation is not None and reservation.type == "STATIC" else base_name(key)
+            name, reservation, _ = split(key)
+            if reservation is None:
+                return name
+            bottom = reservation.stack[0]   # a refinement of a static reservation keeps that one
+            return qualify(name, bottom) if bottom.type == "STATIC" else name
         return self._select(lambda key: True, rename=static)
 
     def made_by_operations(self) -> Resources:
@@ -313,10 +317,28 @@ class Resources:
         return self._select(lambda key: is_reserved(key) and (role is None or split(key)[1].role == role))
 
     def offerable_to(self, role: str) -> Resources:
-        """What a framework of `role` may be offered of these: the unreserved and its role's reservations."""
+        """What a framework of `role` may be offered of these: the unreserved, its role's reservations and its
+        ancestor roles' (`eng`'s are offered to `eng/ml`, which may refine them), as Mesos offers them."""
         if not self.has_reservations():
             return self
-        return self._select(lambda key: not is_reserved(key) or split(key)[1].role == role)
+
+        def offerable(key: str) -> bool:
+            if not is_reserved(key):
+                return True
+            owner = split(key)[1].role
+            return owner == role or is_strict_subrole(role, owner)
+        return self._select(offerable)
+
+    def refined(self) -> Resources:
+        """Only what is reserved by a refinement (a nested role's reservation of an ancestor's)."""
+        if not self.has_reservations():
+            return _NOTHING
+        return self._select(lambda key: is_reserved(key) and bool(split(key)[1].below))
+
+    def popped_form(self) -> Resources:
+        """The same resources with each one's latest reservation gone (what UNRESERVE gives back: the
+        reservation it refined, or unreserved)."""
+        return self._select(lambda key: True, rename=pop_reservation)
 
     def reserved_roles(self) -> set[str]:
         keys = (*self.scalars, *self.ranges, *self.sets)

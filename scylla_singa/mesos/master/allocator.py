@@ -65,8 +65,9 @@ class Allocator(ABC):
         """Forget the framework; its allocations on agents return to the free pool."""
 
     @abstractmethod
-    def set_takes_shared(self, framework_id: str, takes_shared: bool) -> None:
-        """Whether the framework may be offered shared persistent volumes (capability SHARED_RESOURCES)."""
+    def set_capabilities(self, framework_id: str, takes_shared: bool, takes_refined: bool) -> None:
+        """Whether the framework may be offered shared persistent volumes (capability SHARED_RESOURCES) and
+        refined reservations (RESERVATION_REFINEMENT)."""
 
     @abstractmethod
     def activate_framework(self, framework_id: str) -> None: ...
@@ -163,6 +164,7 @@ class _Framework:
     active: bool = True
     suppressed: bool = False
     takes_shared: bool = False   # the capability SHARED_RESOURCES: it may be offered shared persistent volumes
+    takes_refined: bool = False   # RESERVATION_REFINEMENT: it may be offered refined reservations
 
 
 class HierarchicalAllocator(Allocator):
@@ -193,8 +195,9 @@ class HierarchicalAllocator(Allocator):
             self._role_sorters[role].deactivate(framework_id)
         self._refresh(framework_id)
 
-    def set_takes_shared(self, framework_id: str, takes_shared: bool) -> None:
-        self._frameworks[framework_id].takes_shared = takes_shared
+    def set_capabilities(self, framework_id: str, takes_shared: bool, takes_refined: bool) -> None:
+        fw = self._frameworks[framework_id]
+        fw.takes_shared, fw.takes_refined = takes_shared, takes_refined
 
     def remove_framework(self, framework_id: str) -> None:
         fw = self._frameworks.pop(framework_id)
@@ -397,8 +400,12 @@ class HierarchicalAllocator(Allocator):
                 fw_id, offered = quota.pick(agent.free, self._filters.get(agent_id))
             if fw_id is None:
                 continue  # everybody filters this agent (or is at its quota): it stays available for later rounds
-            if offered.has_reservations() and not self._frameworks[fw_id].takes_shared:
-                offered = offered.without_shared()   # shared volumes only go to frameworks that take them
+            if offered.has_reservations():   # shared volumes, refinements: only to frameworks that take them
+                fw = self._frameworks[fw_id]
+                if not fw.takes_shared:
+                    offered = offered.without_shared()
+                if not fw.takes_refined:
+                    offered = offered - offered.refined()
                 if not offered.allocatable():
                     continue
             grants.append(Grant(fw_id, agent_id, offered))

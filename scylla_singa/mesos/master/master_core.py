@@ -300,7 +300,8 @@ class Master:
             fw.reregistered_time = time.time()
         self._change_role(fw, _role(info))
         old_stream, fw.info, fw.principal = fw.stream, info, principal
-        self.allocator.set_takes_shared(fw.id, fw.has_capability("SHARED_RESOURCES"))
+        self.allocator.set_capabilities(fw.id, fw.has_capability("SHARED_RESOURCES"),
+                                       fw.has_capability("RESERVATION_REFINEMENT"))
         fw.registrant = registrant_of(principal, source)
         fw.stream, fw.stream_id = stream, stream_id
         fw.unregistered_time = 0.0
@@ -448,7 +449,8 @@ class Master:
         changed = info != fw.info
         self._change_role(fw, _role(info))
         fw.info = info
-        self.allocator.set_takes_shared(fw.id, fw.has_capability("SHARED_RESOURCES"))
+        self.allocator.set_capabilities(fw.id, fw.has_capability("SHARED_RESOURCES"),
+                                       fw.has_capability("RESERVATION_REFINEMENT"))
         if fw.role in (body.get("suppressed_roles") or ()):
             self.allocator.suppress(fw.id)
         else:

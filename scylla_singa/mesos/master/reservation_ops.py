@@ -27,7 +27,8 @@ class OperationInvalid(ValueError):
 
 
 def reserve(items: Any, principal: str | None, roles: Iterable[str] | None = None) -> tuple[Resources, Resources]:
-    """(the unreserved resources taken, the reserved ones put back) of a RESERVE of `items`.
+    """(the resources taken, the reserved ones put back) of a RESERVE of `items`: unreserved resources, or
+    ones reserved for an ancestor role that the RESERVE refines for a nested role.
 
     Every item must be dynamically reserved; when `principal` (who asks) is known, a reservation that names a
     principal must name that one; when `roles` is given (a framework's roles: the call is an ACCEPT), each
@@ -40,7 +41,7 @@ def reserve(items: Any, principal: str | None, roles: Iterable[str] | None = Non
                                    f"the request comes from principal '{principal}'")
         if roles is not None:
             _check_allocated_to_its_role(item, piece, reservation.role, set(roles))
-    return after.unreserved_form(), after
+    return after.popped_form(), after
 
 
 def _check_allocated_to_its_role(item: dict[str, Any], piece: Resources, role: str, roles: set[str]) -> None:
@@ -63,9 +64,10 @@ def _check_allocated_to_its_role(item: dict[str, Any], piece: Resources, role: s
 
 
 def unreserve(items: Any) -> tuple[Resources, Resources]:
-    """(the reserved resources taken, the unreserved ones put back) of an UNRESERVE of `items`."""
+    """(the reserved resources taken, the ones put back) of an UNRESERVE of `items`: unreserved, or reserved as
+    the reservation the latest one refined."""
     before = _each_dynamic(items, "UNRESERVE")
-    return before, before.unreserved_form()
+    return before, before.popped_form()
 
 
 def create(items: Any, principal: str | None, roles: Iterable[str] | None = None) -> tuple[Resources, Resources]:

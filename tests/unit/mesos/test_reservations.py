@@ -52,7 +52,12 @@ def test_both_json_forms_read_as_one_reservation(fields: dict, reservation: Rese
 
 
 @pytest.mark.parametrize("fields, message", [
-    ({"reservations": [{"type": "DYNAMIC", "role": "a"}, {"type": "DYNAMIC", "role": "a/b"}]}, "refinement"),
+    ({"reservations": [{"type": "DYNAMIC", "role": "a"}, {"type": "DYNAMIC", "role": "b"}]},
+     "Invalid refined reservation: role 'b' is not a refinement of 'a'"),
+    ({"reservations": [{"type": "DYNAMIC", "role": "a"}, {"type": "DYNAMIC", "role": "a"}]},
+     "role 'a' is not a refinement of 'a'"),
+    ({"reservations": [{"type": "STATIC", "role": "a"}, {"type": "STATIC", "role": "a/b"}]},
+     "A refined reservation cannot be STATIC"),
     ({"reservations": [{"type": "DYNAMIC"}]}, "needs the role"),
     ({"reservations": [{"type": "SHARED", "role": "a"}]}, "STATIC or DYNAMIC"),
     ({"reservations": [{"type": "DYNAMIC", "role": "a", "labels": {"labels": [{"value": 1}]}}]}, "labels"),
@@ -348,7 +353,53 @@ def test_a_shared_volume_is_offered_only_to_a_framework_that_takes_shared_resour
     cpus = Resources.from_json([_scalar("cpus", 1, reservations=_dynamic("ml"))])
     allocator.add_agent("a1", cpus + create([_shared("s1")], None)[1])
     allocator.add_framework("f1", "ml")
-    allocator.set_takes_shared("f1", takes_shared)
+    allocator.set_capabilities("f1", takes_shared, False)
     (grant,) = allocator.allocate(1.0)
     assert (not grant.resources.shared().is_empty()) == takes_shared
     assert grant.resources.without_shared() == cpus
+
+
+def _refined(amount: float = 2, base: str = "DYNAMIC") -> dict[str, Any]:
+    return _scalar("cpus", amount, reservations=[{"type": base, "role": "eng"},
+                                                 {"type": "DYNAMIC", "role": "eng/ml", "principal": "ops"}])
+
+
+def test_a_refined_reservation_reads_writes_and_prints_as_mesos_does() -> None:
+    refined = Resources.from_json([_refined(base="STATIC")])
+    assert str(refined) == "cpus(reservations: [(STATIC,eng),(DYNAMIC,eng/ml,ops)]):2"
+    (item,) = refined.to_json()
+    assert item["reservations"] == [{"type": "STATIC", "role": "eng"},
+                                    {"type": "DYNAMIC", "role": "eng/ml", "principal": "ops"}]
+    assert (item["role"], item["reservation"]) == ("eng/ml", {"principal": "ops"})   # the older form: the latest
+    assert Resources.from_json(refined.to_json()) == refined and refined.refined() == refined
+    assert refined.static_form() == Resources.from_json([_scalar("cpus", 2, reservations=[
+        {"type": "STATIC", "role": "eng"}])])   # what the agent's flags reserved, under the refinement
+    assert refined.made_by_operations() == refined
+
+
+@pytest.mark.parametrize("role, offered", [("eng", True), ("eng/ml", True), ("eng/ml/x", True),
+                                           ("engx", False), ("ml", False), ("*", False)])
+def test_a_reservation_is_offered_to_its_role_and_the_roles_nested_under_it(role: str, offered: bool) -> None:
+    eng = Resources.from_json([_scalar("cpus", 2, reservations=_dynamic("eng"))])
+    assert (eng.offerable_to(role) == eng) == offered
+
+
+def test_a_refinement_is_made_of_an_ancestors_reservation_and_unreserving_gives_it_back() -> None:
+    before, after = reserve([_refined()], "ops", roles=None)
+    assert before == Resources.from_json([_scalar("cpus", 2, reservations=_dynamic("eng"))])
+    assert after == Resources.from_json([_refined()])
+    taken, back = unreserve([_refined()])
+    assert (taken, back) == (after, before)   # back to eng, not unreserved
+    assert unreserve(before.to_json())[1] == Resources.parse("cpus:2")
+
+
+@pytest.mark.parametrize("takes_refined", [True, False])
+def test_a_refinement_is_offered_only_to_a_framework_that_takes_refinements(takes_refined: bool) -> None:
+    allocator = HierarchicalAllocator(seed=1)
+    eng = Resources.from_json([_scalar("mem", 64, reservations=_dynamic("eng"))])
+    refined = Resources.from_json([_refined()])
+    allocator.add_agent("a1", eng + refined)
+    allocator.add_framework("f1", "eng/ml")
+    allocator.set_capabilities("f1", False, takes_refined)
+    (grant,) = allocator.allocate(1.0)
+    assert grant.resources == (eng + refined if takes_refined else eng)
