@@ -437,3 +437,21 @@ def test_a_nested_role_refines_its_parents_reservation_and_unreserving_gives_it_
     _accept(ml, offer, {"type": "UNRESERVE", "unreserve": {"resources": [mine]}})
     wait_until(lambda: set(_agent(m.master_address)["reserved_resources"]) == {"eng"}, 10,
                "the cpus to be eng's again")
+    offer = _offer(ml, lambda o: bool(reserved_in(o)))   # refined again, then through a master restart
+    (eng,) = reserved_in(offer)
+    _accept(ml, offer, {"type": "RESERVE", "reserve": {"resources": [refined]}})
+    ml.close()
+    m.restart_master()
+
+    def reserved_for() -> set[str]:
+        try:
+            return set(_agent(m.master_address)["reserved_resources"])
+        except (requests.RequestException, ValueError, KeyError):
+            return set()
+    wait_until(lambda: reserved_for() == {"eng/ml"}, 30, "the new master to learn the refinement from the agent")
+    unreserved = _reserve(m.master_address, agent_id, [{k: v for k, v in refined.items() if k != "allocation_info"}],
+                          "UNRESERVE_RESOURCES")
+    assert unreserved.status_code == 202, unreserved.text
+    assert reserved_for() == {"eng"}   # the stack came back whole: eng's reservation is under it
+    wait_until(lambda: set(_agent(m.master_address)["reserved_resources"]) == {"eng"}, 10,
+               "the cpus to be eng's again")
