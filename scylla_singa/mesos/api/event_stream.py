@@ -78,17 +78,23 @@ class EventStream(QueuedOutbox):
             return b""
 
     async def pump(self) -> None:
+        queue = self.queue
         while True:
-            data = await self.queue.get()
-            if data is None:
+            first = await queue.get()
+            if first is None:
                 return
-            while not self.queue.empty():  # write what is queued in one chunk
-                more = self.queue.get_nowait()
+            # What is queued goes in one chunk, joined once: appending frame by frame copied the growing
+            # chunk each time, quadratic in a backlog, so a master that fell behind fell further (issue 17).
+            frames, ended = [first], False
+            while not queue.empty():
+                more = queue.get_nowait()
                 if more is None:
-                    await self.resp.write(data)
-                    return
-                data += more
-            await self.resp.write(data)
+                    ended = True
+                    break
+                frames.append(more)
+            await self.resp.write(b"".join(frames) if len(frames) > 1 else first)
+            if ended:
+                return
 
     async def serve(self) -> None:
         """Write events until the stream is closed here or the subscriber goes away, then end the
