@@ -132,7 +132,8 @@ def volume_from_json(name: str, resource: Mapping[str, Any]) -> PersistentVolume
         raise ReservationError("'shared' must be a SharedInfo object ({})")
     if disk is None:
         if shared is not None:
-            raise ReservationError("Only persistent volumes can be shared")
+            raise ReservationError("Only persistent volumes can be shared" if name == "disk"
+                                   else f"Resource {name} cannot be shared")
         return None
     if not isinstance(disk, Mapping):
         raise ReservationError("'disk' must be a DiskInfo object")
@@ -209,6 +210,8 @@ def json_fields(reservation: Reservation | None) -> dict[str, Any]:
     (`role`, `reservation` for a dynamic one, and `reservations`)."""
     if reservation is None:
         return {"role": "*"}
+    if reservation.below:   # the older form cannot say a refinement: Mesos writes only `reservations`
+        return {"reservations": [r.to_json() for r in reservation.stack]}
     out: dict[str, Any] = {"role": reservation.role}
     if reservation.type == "DYNAMIC":
         legacy: dict[str, Any] = {}

@@ -340,6 +340,11 @@ class Resources:
         reservation it refined, or unreserved)."""
         return self._select(lambda key: True, rename=pop_reservation)
 
+    def reserved_under(self, role: str) -> Resources:
+        """What is reserved for `role` or a role nested under it (Mesos counts a refinement for its parents)."""
+        return self._select(lambda key: is_reserved(key) and (split(key)[1].role == role
+                                                              or is_strict_subrole(split(key)[1].role, role)))
+
     def reserved_roles(self) -> set[str]:
         keys = (*self.scalars, *self.ranges, *self.sets)
         return {split(k)[1].role for k in keys if is_reserved(k)}

@@ -263,10 +263,17 @@ def roles_in_use(m: Master) -> list[tuple[str, float, list[Any]]]:
     the roles that
     /master/roles and the operator API's GET_ROLES list."""
     weights = dict(m.cfg.role_weights)
-    reserved = {role for a in m.agent_registry.agents.values() for role in a.total.reserved_roles()}
+    reserved = {ancestor for a in m.agent_registry.agents.values() for role in a.total.reserved_roles()
+                for ancestor in _with_ancestors(role)}   # a nested role's reservation shows its parents, as in Mesos
     names = sorted({f.role for f in m.frameworks.values()} | set(weights) | set(m.quotas) | reserved)
     return [(name, float(weights.get(name, 1.0)), [f for f in m.frameworks.values() if f.role == name])
             for name in names]
+
+
+def _with_ancestors(role: str) -> list[str]:
+    """`a/b/c`, `a/b` and `a`."""
+    parts = role.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
 
 
 def roles_json(m: Master) -> dict[str, Any]:
@@ -276,7 +283,7 @@ def roles_json(m: Master) -> dict[str, Any]:
         allocated = total(t.resources for f in fws for t in f.tasks.values())
         offered = total(m.offers[o].resources for f in fws for o in f.offers if o in m.offers)
         quota = m.quotas.get(name)
-        reserved = total(a.total.reserved(name) for a in m.agent_registry.agents.values())
+        reserved = total(a.total.reserved_under(name) for a in m.agent_registry.agents.values())
         # Mesos counts a role's reservations as consumed quota, used or not, and its unreserved allocation.
         consumed = reserved + allocated.unreserved()
         out.append({"name": name, "weight": weight,
