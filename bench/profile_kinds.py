@@ -14,6 +14,7 @@ from .report import Table
 
 # (kind, qualified function names that mark it), most specific first
 RULES: list[tuple[str, tuple[str, ...]]] = [
+    ("garbage collector: full collections (paced, mesos/api/collector_pacing.py)", ("FullCollectionPacer.collect_now",)),
     ("task end: resources back to the allocator (DRF)", ("AgentRegistry._finish_task",)),
     ("status update from an agent: record, forward to the framework", ("AgentRegistry.agent_message",)),
     ("agent link: receive, decode the agents' batches", ("MasterHTTP.agent_ws",)),

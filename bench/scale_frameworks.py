@@ -10,7 +10,9 @@ offer whole for one task `sleep D` with D uniform in [min, max] seconds
 uuid. pymesos drivers are threads, and an HTTP client library costs a few
 hundred microseconds a call; either would make this process, not the
 master, the bottleneck. So calls go over one keep-alive connection per
-framework as pipelined HTTP/1.1 requests written by hand (`CallPipe`), and
+framework as pipelined HTTP/1.1 requests written by hand (`CallPipe`; the
+calls of one loop pass, e.g. the ACKs of one batch of updates, in one
+write, as a buffered client would), and
 the event stream is read with aiohttp. Every 2 s one JSON line of counters
 goes to stdout.
 """
@@ -71,7 +73,8 @@ class CallPipe:
         self.host, self.port, self.c = host, port, counters
         self.kinds: collections.deque[str] = collections.deque()
         self.writer: asyncio.StreamWriter | None = None
-        self.backlog: list[bytes] = []   # calls written while the connection opens
+        self.backlog: list[bytes] = []   # calls not written yet: the connection opens, or the loop pass goes on
+        self._flush_soon = False
         self._connecting: asyncio.Task | None = None
         self._reader_task: asyncio.Task | None = None
 
@@ -80,12 +83,20 @@ class CallPipe:
         head = (f"POST {PATH} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\nContent-Type: {JSON}\r\n"
                 f"Accept: {JSON}\r\nMesos-Stream-Id: {stream_id}\r\nContent-Length: {len(data)}\r\n\r\n")
         self.kinds.append(body["type"])
-        if self.writer is not None and not self.writer.is_closing():
-            self.writer.write(head.encode() + data)
-            return
         self.backlog.append(head.encode() + data)
+        if self.writer is not None and not self.writer.is_closing():
+            if not self._flush_soon:   # the calls of one loop pass (e.g. the ACKs of one UPDATE batch) in one write
+                self._flush_soon = True
+                asyncio.get_running_loop().call_soon(self._flush)
+            return
         if self._connecting is None:
             self._connecting = asyncio.ensure_future(self._connect())
+
+    def _flush(self) -> None:
+        self._flush_soon = False
+        if self.backlog and self.writer is not None and not self.writer.is_closing():
+            self.writer.write(b"".join(self.backlog))
+            self.backlog.clear()
 
     async def _connect(self) -> None:
         try:

@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from scylla_singa.mesos.api import event_loop
+from scylla_singa.mesos.api.collector_pacing import DEFAULT_INTERVAL_S
 from scylla_singa.mesos.master.allocator import known_allocators
 from .param_types import Duration
 
@@ -69,12 +70,13 @@ async def _serve(start, stop) -> None:
 @click.option("--tls-cert", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Serve HTTPS (and agents' links as wss) with this PEM certificate (with its chain); needs --tls-key. pymesos frameworks then connect through a local TLS proxy (README, Security).")
 @click.option("--tls-key", type=click.Path(dir_okay=False, path_type=Path), default=None, help="The PEM private key of --tls-cert.")
 @click.option("--role-weights", default="", help="DRF weights of roles, e.g. 'prod=3,dev=1'.")
+@click.option("--full-collection-interval", default=DEFAULT_INTERVAL_S, show_default=True, type=click.FloatRange(min=0), metavar="SECONDS", help="Run Python's full garbage collection every SECONDS instead of whenever enough objects survived; 0 for CPython's own rule. With tens of thousands of agents each full collection is a pause of a second or more, which CPython's rule starts every few seconds.")
 @click.option("--zk", default=None, help="zk://host:2181/mesos: elect a leader among masters and publish it where frameworks look.")
 @click.option("-v", "--verbose", is_flag=True, help="Log at debug level.")
 def master(host, advertise_ip, port, work_dir, allocator, allocation_interval, offer_timeout, heartbeat_interval,
            agent_ping_timeout, max_agent_ping_timeouts, agent_reregister_timeout, credentials, insecure,
            authenticate_http_readonly, acls, max_frameworks_per_principal, unused_framework_timeout,
-           header_read_timeout, tls_cert, tls_key, role_weights, zk, verbose) -> None:
+           header_read_timeout, tls_cert, tls_key, role_weights, full_collection_interval, zk, verbose) -> None:
     """Run a Mesos-compatible master: the v1 scheduler API at /api/v1/scheduler
     (pymesos and other Mesos 1.x frameworks work unchanged), resource offers by
     DRF, and the operator endpoints /master/state, /metrics/snapshot, /health."""
@@ -132,7 +134,7 @@ def master(host, advertise_ip, port, work_dir, allocator, allocation_interval, o
         await server.start()
         click.echo(f"master listening on {'https://' if tls else ''}{server.address} (allocator {allocator})",
                    err=True)
-    event_loop.run(_serve(start, server.stop))
+    event_loop.run(_serve(start, server.stop), full_collection_interval)
     if lost:
         click.echo("master lost leadership; exiting (restart it to stand by)", err=True)
         sys.exit(1)
@@ -230,11 +232,12 @@ def _readable(path: Path) -> bool:
 @click.option("--tls-ca", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Verify a TLS master (--master https://HOST:PORT) against this PEM CA or self-signed certificate [default: the system's trust store].")
 @click.option("--simulate", is_flag=True, help="Run nothing: 'sleep N' ends after N s, 'exit K' with code K, else runs until killed.")
 @click.option("--count", default=1, show_default=True, type=int, help="With --simulate: this many agents on one connection.")
+@click.option("--full-collection-interval", default=DEFAULT_INTERVAL_S, show_default=True, type=click.FloatRange(min=0), metavar="SECONDS", help="Run Python's full garbage collection every SECONDS instead of whenever enough objects survived; 0 for CPython's own rule. With tens of thousands of agents each full collection is a pause of a second or more, which CPython's rule starts every few seconds.")
 @click.option("-v", "--verbose", is_flag=True, help="Log at debug level.")
 def agent(master_addr, host, advertise_ip, hostname, port, resources, attributes, docker_host, no_docker, work_dir,
           allowed_host_paths, hdfs, gc_delay, credential_file, http_credentials, insecure,
           authenticate_http_executors, allow_root_tasks,
-          fetcher_allowed_roots, tls_ca, simulate, count, verbose) -> None:
+          fetcher_allowed_roots, tls_ca, simulate, count, full_collection_interval, verbose) -> None:
     """Run a Mesos-compatible agent: registers with the master, runs tasks as
     Docker containers (or plain processes without a ContainerInfo), serves
     /state and /files/read for the tasks' sandboxes."""
@@ -262,7 +265,7 @@ def agent(master_addr, host, advertise_ip, hostname, port, resources, attributes
         async def start_fleet() -> None:
             await fleet.start()
             click.echo(f"{count} simulated agents connecting to {master_addr}", err=True)
-        event_loop.run(_serve(start_fleet, fleet.stop))
+        event_loop.run(_serve(start_fleet, fleet.stop), full_collection_interval)
         return
     if host == "0.0.0.0" and not advertise_ip:
         from scylla_singa.swarm.overlays import default_advertise_address
@@ -288,7 +291,7 @@ def agent(master_addr, host, advertise_ip, hostname, port, resources, attributes
     async def stop() -> None:
         await node.stop(kill=False)  # tasks keep running; a restarted agent recovers them
     try:
-        event_loop.run(_serve(start, stop))
+        event_loop.run(_serve(start, stop), full_collection_interval)
     except OSError as exc:
         click.echo(f"agent failed: {exc}", err=True)
         sys.exit(1)
