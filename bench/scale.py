@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -387,7 +388,7 @@ def profile_notes(saved: Path = REPO / "bench" / "results" / "scale_profile.json
                      f"{fmt_num(run.get('tasks_finished_per_s'))} tasks/s, load average {run['load_average'][0]} "
                      f"at the start): CPU per background task master {ms.get('master', 0):.3f} ms, agents "
                      f"{ms.get('fleet', 0):.3f} ms, frameworks {ms.get('frameworks', 0):.3f} ms."
-                     + _kernel_note(run))
+                     + _kernel_note(run) + _probe_note(run))
     if before and before.get("ms_per_task", {}).get("master") and after.get("ms_per_task", {}).get("master"):
         b, a = before["ms_per_task"]["master"], after["ms_per_task"]["master"]
         notes.append(f"The master's CPU per task after / before, measured back to back ({prof['started_at']}): "
@@ -405,6 +406,16 @@ def _kernel_note(run: dict[str, Any]) -> str:
         return ""
     return (f" The master spent {100 * share:.0f}% of that in the kernel, with {calls[0]:.1f} read and "
             f"{calls[1]:.1f} write system calls per task: the rest is Python and the event loop's own work.")
+
+
+def _probe_note(run: dict[str, Any]) -> str:
+    """The probes' overheads in that run: a master that keeps up works in smaller batches, so its CPU per
+    task can rise while tasks wait less; the two are read together."""
+    overheads = sorted(p["overhead_s"] for p in run.get("probes") or [] if p.get("overhead_s") is not None)
+    if not overheads:
+        return ""
+    return (f" Probe overhead median {fmt_time(statistics.median(overheads))} (of {len(overheads)}, up to "
+            f"{fmt_time(overheads[-1])}).")
 
 
 def _profile_headline(saved: Path = REPO / "bench" / "results" / "scale_profile.json") -> list[Headline]:

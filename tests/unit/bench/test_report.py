@@ -192,3 +192,10 @@ def test_a_full_run_replaced_by_a_quick_one_is_kept_as_an_appendix(tmp_path) -> 
     assert head.index("500 ms") < head.index("600 ms") < head.index("2. ")
     (results / "allocation.json").write_text((results / "full" / "allocation.json").read_text())
     assert "## Full run" not in write_report(results, docs).read_text()  # the latest is the full run itself
+
+
+def test_a_profile_run_reports_its_probes_beside_its_cpu_per_task() -> None:
+    """CPU per task alone misleads when one side keeps up and the other batches its backlog."""
+    run = {"probes": [{"overhead_s": 0.5}, {"overhead_s": 70.0}, {"overhead_s": 1.5}, {"error": "no offer"}]}
+    assert scale._probe_note(run) == " Probe overhead median 1.50 s (of 3, up to 70.0 s)."
+    assert scale._probe_note({"probes": []}) == "" and scale._probe_note({}) == ""
