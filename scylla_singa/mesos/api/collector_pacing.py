@@ -4,13 +4,13 @@ Why: CPython starts a full (oldest-generation) collection whenever the
 objects promoted since the last one exceed a quarter of the old heap. A
 master with 50,000 agents holds over two million tracked objects, and every
 running task's records live long enough to be promoted, so at 1,500 tasks/s
-it ran a full collection every five seconds or so, each a 1-2 s pause of its
-one loop: about a sixth of its CPU (measured: docs/benchmarks.md, "Where
-the master's CPU per background task goes"). Young garbage, where nearly
-all reference cycles die, is still collected as it comes (generations 0
-and 1 keep CPython's thresholds); only the full sweep waits, for at most
-`interval_s`, so cyclic garbage that reached the old generation is held at
-most that long.
+it ran a full collection every five to ten seconds, each a 1-2 s pause of
+its one loop: about a seventh of its time (measured with gc.callbacks;
+docs/design.md, "The garbage collector of a master with 50,000 agents").
+Young garbage, where nearly all reference cycles die, is still collected
+as it comes (generations 0 and 1 keep CPython's thresholds); only the full
+sweep waits, for at most `interval_s`, so cyclic garbage that reached the
+old generation is held at most that long.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ class FullCollectionPacer:
 
     `start(loop)` takes over, `stop()` gives CPython its thresholds back.
     `collections` and `seconds` say how many full collections ran and how
-    long they took in all (for metrics and benchmarks).
+    long they took in all (what a test or a profile reads).
     """
 
     interval_s: float = DEFAULT_INTERVAL_S
