@@ -48,6 +48,14 @@ async def _serve(start, stop) -> None:
     await stop()
 
 
+# master and agent: the same option, one text (mesos/api/collector_pacing.py says why)
+_full_collection_interval = click.option(
+    "--full-collection-interval", default=DEFAULT_INTERVAL_S, show_default=True, type=click.FloatRange(min=0),
+    metavar="SECONDS", help="Run Python's full garbage collection every SECONDS instead of whenever enough "
+    "objects survived; 0 for CPython's own rule. With tens of thousands of agents each full collection is a "
+    "pause of a second or more, which CPython's rule starts every few seconds.")
+
+
 @click.command()
 @click.option("--host", default="0.0.0.0", show_default=True, help="Address to listen on.")
 @click.option("--advertise-ip", default=None, help="Address others reach this master at (default: --host, or the default route's address when --host is 0.0.0.0).")
@@ -70,7 +78,7 @@ async def _serve(start, stop) -> None:
 @click.option("--tls-cert", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Serve HTTPS (and agents' links as wss) with this PEM certificate (with its chain); needs --tls-key. pymesos frameworks then connect through a local TLS proxy (README, Security).")
 @click.option("--tls-key", type=click.Path(dir_okay=False, path_type=Path), default=None, help="The PEM private key of --tls-cert.")
 @click.option("--role-weights", default="", help="DRF weights of roles, e.g. 'prod=3,dev=1'.")
-@click.option("--full-collection-interval", default=DEFAULT_INTERVAL_S, show_default=True, type=click.FloatRange(min=0), metavar="SECONDS", help="Run Python's full garbage collection every SECONDS instead of whenever enough objects survived; 0 for CPython's own rule. With tens of thousands of agents each full collection is a pause of a second or more, which CPython's rule starts every few seconds.")
+@_full_collection_interval
 @click.option("--zk", default=None, help="zk://host:2181/mesos: elect a leader among masters and publish it where frameworks look.")
 @click.option("-v", "--verbose", is_flag=True, help="Log at debug level.")
 def master(host, advertise_ip, port, work_dir, allocator, allocation_interval, offer_timeout, heartbeat_interval,
@@ -232,7 +240,7 @@ def _readable(path: Path) -> bool:
 @click.option("--tls-ca", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Verify a TLS master (--master https://HOST:PORT) against this PEM CA or self-signed certificate [default: the system's trust store].")
 @click.option("--simulate", is_flag=True, help="Run nothing: 'sleep N' ends after N s, 'exit K' with code K, else runs until killed.")
 @click.option("--count", default=1, show_default=True, type=int, help="With --simulate: this many agents on one connection.")
-@click.option("--full-collection-interval", default=DEFAULT_INTERVAL_S, show_default=True, type=click.FloatRange(min=0), metavar="SECONDS", help="Run Python's full garbage collection every SECONDS instead of whenever enough objects survived; 0 for CPython's own rule. With tens of thousands of agents each full collection is a pause of a second or more, which CPython's rule starts every few seconds.")
+@_full_collection_interval
 @click.option("-v", "--verbose", is_flag=True, help="Log at debug level.")
 def agent(master_addr, host, advertise_ip, hostname, port, resources, attributes, docker_host, no_docker, work_dir,
           allowed_host_paths, hdfs, gc_delay, credential_file, http_credentials, insecure,
