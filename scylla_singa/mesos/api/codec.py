@@ -43,6 +43,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 
 from . import compact_json
+from .canonical_form import in_canonical_form, valid_utf8
 from .proto import agent_pb2, executor_pb2, master_pb2, scheduler_pb2
 
 JsonDict = dict[str, Any]
@@ -140,7 +141,7 @@ def decode_call(api: Api, body: bytes, media_type: MediaType) -> JsonDict:
             raise CodecError(400, "Failed to parse body into Call protobuf")
         return to_dict(message)
     try:
-        data = json.loads(body, parse_constant=_refuse_constant)
+        data = compact_json.loads_as_json(body, _refuse_constant)
     except RecursionError:
         raise CodecError(400, f"Failed to parse body into JSON: nested deeper than {MAX_JSON_DEPTH} "
                               "levels") from None
@@ -151,6 +152,8 @@ def decode_call(api: Api, body: bytes, media_type: MediaType) -> JsonDict:
     # JSON nests no deeper than it has openers: a body with few of them needs no walk
     if _openers(body) > MAX_JSON_DEPTH and json_depth(data) > MAX_JSON_DEPTH:
         raise CodecError(400, f"Failed to parse body into JSON: nested deeper than {MAX_JSON_DEPTH} levels")
+    if in_canonical_form(api.call.DESCRIPTOR, data):
+        return data   # the conversion below would give it back unchanged (canonical_form.py, issue 17)
     try:
         call = to_dict(message_from_dict(api.call, data))
         if call != data:
@@ -195,14 +198,7 @@ def _plain_id(data: Any) -> bool:
     """`{"value": <str>}` with a string protobuf takes as it is (valid UTF-8: no lone surrogates)."""
     if type(data) is not dict or len(data) != 1 or type(data.get("value")) is not str:
         return False
-    text = data["value"]
-    if text.isascii():
-        return True
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return False
-    return True
+    return valid_utf8(data["value"])
 
 
 # The deepest JSON a call may nest (objects and arrays). The deepest real call, a LAUNCH_GROUP's
@@ -567,7 +563,8 @@ def _scalar(field: FieldDescriptor, value: Any) -> Any:
             return _base64(field, value)
     elif kind == FieldDescriptor.TYPE_ENUM:
         if isinstance(value, str):
-            number = field.enum_type.values_by_name.get(value)
+            # a name that is not valid UTF-8 (a lone surrogate) names no value; protobuf's lookup fails on it
+            number = field.enum_type.values_by_name.get(value) if valid_utf8(value) else None
             if number is None:
                 if field.is_required:
                     raise ValueError(f"Failed to find enum for '{value}'")

@@ -38,10 +38,10 @@ from aiohttp.http import SERVER_SOFTWARE
 MAX_LANE_BODY = 64 * 1024
 # The largest head the lane looks at; a longer one is the full server's to refuse.
 MAX_LANE_HEAD = 16 * 1024
-# Bytes a head may hold in the lane (visible ASCII, space, tab and the line ends); others are the full
-# server's to refuse.
-_NOT_IN_HEAD = re.compile(rb"[^\t\r\n\x20-\x7e]")
-_TOKEN = frozenset(b"!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+# A head the lane takes: `POST <target> HTTP/1.1`, then lines `name: value`, names HTTP tokens, values
+# visible ASCII, spaces and tabs (so no control byte, no lone CR or LF, no folded line). Any other head is
+# the full server's to answer or refuse.
+_LANE_HEAD = re.compile(rb"POST ([\x21-\x7e]+) HTTP/1\.1((?:\r\n[!#$%&'*+.^_`|~0-9A-Za-z-]+:[\t\x20-\x7e]*)*)")
 # Headers that change how a request is framed or answered: the full server handles them.
 _FULL_SERVER_HEADERS = frozenset({"transfer-encoding", "upgrade", "expect", "connection"})
 
@@ -65,28 +65,25 @@ Answerer = Callable[[RequestHead, bytes], bytes | None]
 
 def parse_head(head: bytes, paths: frozenset[str]) -> tuple[RequestHead, int] | None:
     """The head (bytes before the blank line) and its body length, or None when the lane must not take it."""
-    if len(head) > MAX_LANE_HEAD or _NOT_IN_HEAD.search(head):
+    if len(head) > MAX_LANE_HEAD:
         return None
-    lines = head.split(b"\r\n")
-    parts = lines[0].split(b" ")
-    if len(parts) != 3 or parts[2] != b"HTTP/1.1":
+    match = _LANE_HEAD.fullmatch(head)
+    if match is None:
         return None
-    method, path = parts[0].decode(), parts[1].decode()
-    if method != "POST" or path not in paths:
+    path = match[1].decode()
+    if path not in paths:
         return None
     headers: dict[str, str] = {}
-    for line in lines[1:]:
-        name, sep, raw = line.partition(b":")
-        if not sep or not name or not _TOKEN.issuperset(name):
-            return None   # no colon, a space before it, or an obsolete folded line: the full server's to refuse
-        key = name.decode().lower()
+    for line in match[2].decode().split("\r\n")[1:]:
+        name, _, raw = line.partition(":")
+        key = name.lower()
         if key in headers or key in _FULL_SERVER_HEADERS:
             return None
-        headers[key] = raw.strip(b" \t").decode()
+        headers[key] = raw.strip(" \t")
     length = headers.get("content-length")
     if length is None or not length.isdigit() or int(length) > MAX_LANE_BODY:
         return None
-    return RequestHead(method, path, headers), int(length)
+    return RequestHead("POST", path, headers), int(length)
 
 
 class QuickLane:
@@ -159,17 +156,23 @@ class AnswerWriter:
     def __init__(self) -> None:
         self._second = -1
         self._date = b""
+        self._empty: dict[int, bytes] = {}   # this second's answers with no body, by status (a 202 per ACK)
 
     def date(self) -> bytes:
         now = int(time.time())
         if now != self._second:
             self._second, self._date = now, formatdate(now, usegmt=True).encode()
+            self._empty = {}
         return self._date
 
     def empty(self, status: int) -> bytes:
         """An answer with no body (aiohttp's `web.Response(status=...)`)."""
-        return b"HTTP/1.1 %d %s\r\nContent-Length: 0\r\nDate: %s\r\nServer: %s\r\n\r\n" % (
-            status, _reason(status), self.date(), _SERVER)
+        date = self.date()
+        answer = self._empty.get(status)
+        if answer is None:
+            answer = self._empty[status] = b"HTTP/1.1 %d %s\r\nContent-Length: 0\r\nDate: %s\r\nServer: %s\r\n\r\n" % (
+                status, _reason(status), date, _SERVER)
+        return answer
 
     def text(self, status: int, message: str) -> bytes:
         """A text answer (aiohttp's `web.Response(status=..., text=...)`)."""

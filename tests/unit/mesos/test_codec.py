@@ -196,6 +196,15 @@ def test_an_unknown_call_type_leaves_type_unset_for_the_validator() -> None:
     assert decode_json({"type": "NOPE"}) == {}
 
 
+def test_an_enum_name_that_is_not_utf8_names_no_value() -> None:
+    """A lone surrogate made protobuf's name lookup fail with a SystemError (a 500); it is an unknown name."""
+    assert decode_json(b'{"type":"\\ud800"}') == {}
+    with pytest.raises(CodecError, match="Failed to find enum for"):
+        decode_json(b'{"type":"ACCEPT","framework_id":{"value":"f"},"accept":{"offer_ids":[],"operations":'
+                    b'[{"type":"LAUNCH","launch":{"task_infos":[{"name":"t","task_id":{"value":"t"},'
+                    b'"agent_id":{"value":"a"},"resources":[{"name":"cpus","type":"\\ud800"}]}]}}]}}')
+
+
 def test_json_values_come_back_typed_as_the_proto_says() -> None:
     """What the handlers get is typed even where protobuf's constructor is laxer than Mesos."""
     call = decode_json({"type": "SUBSCRIBE", "subscribe": {"framework_info": {

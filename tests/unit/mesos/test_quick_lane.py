@@ -68,6 +68,10 @@ HANDED_OVER = {
     "a line without a colon": b"POST /api/v1/scheduler HTTP/1.1\r\nContent-Length: 1\r\nnonsense",
     "a control byte": b"POST /api/v1/scheduler HTTP/1.1\r\nX: a\x00b\r\nContent-Length: 1",
     "non-ASCII": b"POST /api/v1/scheduler HTTP/1.1\r\nX: \xc3\xa9\r\nContent-Length: 1",
+    "a lone LF in a value": b"POST /api/v1/scheduler HTTP/1.1\r\nX: a\nb: c\r\nContent-Length: 1",
+    "a lone CR in a value": b"POST /api/v1/scheduler HTTP/1.1\r\nX: a\rb\r\nContent-Length: 1",
+    "a GET": b"GET /api/v1/scheduler HTTP/1.1\r\nContent-Length: 1",
+    "HTTP/1.0": b"POST /api/v1/scheduler HTTP/1.0\r\nContent-Length: 1",
     "an extra space in the request line": b"POST  /api/v1/scheduler HTTP/1.1\r\nContent-Length: 1",
 }
 
