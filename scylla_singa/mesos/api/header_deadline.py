@@ -113,8 +113,9 @@ class HeadDeadlineProtocol(asyncio.Protocol):
         self.on_closed = on_closed
         self.clock = HeadClock()
         self.transport: asyncio.Transport | None = None
-        self.timer: asyncio.TimerHandle | None = None
+        self.timer: asyncio.Handle | None = None   # the deadline, or its confirmation after a poll
         self.timer_kind: str | None = None   # in the lane: what `timer` times ("head" or "body")
+        self.timer_request = 0               # ... and of which request (the lane's count of answers then)
         self.idle_timer: asyncio.TimerHandle | None = None
         self.last_active = 0.0
 
@@ -142,19 +143,38 @@ class HeadDeadlineProtocol(asyncio.Protocol):
 
     def _lane_timer(self) -> None:
         """While the lane holds part of a request: the head deadline for a head, a short patience for a
-        body (then aiohttp takes it). Each runs from when that part began; more bytes do not restart it."""
+        body (then aiohttp takes it). Each runs from when that part of that request began: more bytes of
+        it do not restart it, the next request's part starts its own (pipelined calls written in big
+        writes end most reads inside some body, each of which comes at once)."""
         lane = self.lane
         assert lane is not None
         kind = None if not lane.pending else "body" if lane.waiting_for_body else "head"
-        if kind == self.timer_kind:
+        if kind == self.timer_kind and (kind is None or lane.answered == self.timer_request):
             return
         self._disarm()
         self.timer_kind = kind
+        self.timer_request = lane.answered
         if kind == "head":
             self._arm()
         elif kind == "body":
             # a body split over packets comes at once; one that trickles is aiohttp's to time
-            self.timer = asyncio.get_running_loop().call_later(LANE_BODY_PATIENCE_S, self._leave_lane)
+            self.timer = asyncio.get_running_loop().call_later(LANE_BODY_PATIENCE_S, self._after_a_poll,
+                                                               self._leave_lane)
+
+    def _after_a_poll(self, then: Callable[[], None]) -> None:
+        """A deadline passed: `then` runs two loop turns later, once the loop has read its sockets.
+
+        Why: uvloop runs due timers before it polls. After the loop was busy
+        past a deadline (a full collection, a long allocation round), bytes
+        that came in time are still unread when the timer fires, and the
+        client would be judged slow for the master's pause. The first turn
+        can still precede the poll; the second cannot. If the awaited bytes
+        come meanwhile, the timer is disarmed as always and `then` never runs.
+        """
+        self.timer = asyncio.get_running_loop().call_soon(self._second_turn, then)
+
+    def _second_turn(self, then: Callable[[], None]) -> None:
+        self.timer = asyncio.get_running_loop().call_soon(then)
 
     def _to_inner(self, data: bytes) -> None:
         """Bytes for aiohttp, through the head clock."""
@@ -226,7 +246,7 @@ class HeadDeadlineProtocol(asyncio.Protocol):
             self.inner.resume_writing()
 
     def _arm(self) -> None:
-        self.timer = asyncio.get_running_loop().call_later(self.timeout, self._expired)
+        self.timer = asyncio.get_running_loop().call_later(self.timeout, self._after_a_poll, self._expired)
 
     def _disarm(self) -> None:
         if self.timer is not None:

@@ -4,12 +4,15 @@ bytes arrive never changes what it answers."""
 from __future__ import annotations
 
 import asyncio
+import socket
+import time
 
 import pytest
+import uvloop
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scylla_singa.mesos.api.header_deadline import HeadDeadlineProtocol
+from scylla_singa.mesos.api.header_deadline import LANE_BODY_PATIENCE_S, HeadDeadlineProtocol
 from scylla_singa.mesos.api.quick_lane import MAX_LANE_BODY, AnswerWriter, QuickLane, RequestHead, parse_head
 
 PATHS = frozenset({"/api/v1/scheduler"})
@@ -231,3 +234,72 @@ def test_a_trickled_body_goes_to_aiohttp_with_the_head_clock_in_step() -> None:
         assert not transport.is_closing()
         conn.connection_lost(None)
     asyncio.run(scenario())
+
+
+def test_pipelined_bodies_cut_by_every_read_each_get_the_whole_patience() -> None:
+    """Calls written in big writes end most reads inside some body. Each body that comes at once is
+    answered in the lane, however long the stream goes on: the patience is per request, not per stream."""
+    async def scenario() -> None:
+        transport = FakeTransport()
+        inner = FakeInner()
+        conn = HeadDeadlineProtocol(lambda: inner, 5.0, QuickLane(Echo(), PATHS))
+        conn.connection_made(transport)
+        requests = [call(b"%04d" % i) for i in range(12)]
+        # read i: the last 2 bytes of request i-1 and all of request i but its last 2 bytes
+        reads = [(requests[i - 1][-2:] if i else b"") + requests[i][:-2] for i in range(12)]
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        for data in reads:
+            conn.data_received(data)
+            assert conn.lane is None or conn.lane.waiting_for_body
+            await asyncio.sleep(0.15)          # 12 reads: 1.8 s in all, over three times the patience
+        conn.data_received(requests[-1][-2:])
+        assert loop.time() - started > 3 * LANE_BODY_PATIENCE_S
+        assert not inner.made, "a connection whose bodies each came at once was handed to aiohttp"
+        assert transport.written == b"".join(b"<%04d>" % i for i in range(12))
+        conn.connection_lost(None)
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("loop_kind", ["uvloop", "asyncio"])
+def test_a_body_that_came_while_the_loop_was_busy_past_the_patience_is_answered_in_the_lane(loop_kind) -> None:
+    """uvloop runs due timers before it reads sockets: after a pause of the loop longer than the
+    patience (a full collection, a long allocation round), the rest of a body that came in time must
+    still be read before the lane gives up on it."""
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        inner = FakeInner()
+        conns: list[HeadDeadlineProtocol] = []
+
+        def protocol() -> HeadDeadlineProtocol:
+            conns.append(HeadDeadlineProtocol(lambda: inner, 5.0, QuickLane(Echo(), PATHS)))
+            return conns[-1]
+        server = await loop.create_server(protocol, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        whole = call(b"0123456789")
+        writer.write(whole[:-5])
+        async with asyncio.timeout(5):
+            while not (conns and conns[0].lane is not None and conns[0].lane.waiting_for_body):
+                await asyncio.sleep(0.01)
+
+        # The pause comes in an I/O callback, as the master's work does (an agent link's batch, a call):
+        # uvloop's next turn then starts with the timers, before it reads sockets again.
+        bell, ring = socket.socketpair()
+
+        def busy_loop() -> None:
+            loop.remove_reader(bell)
+            writer.transport.write(whole[-5:])   # the rest is sent now, and waits in the socket
+            time.sleep(2 * LANE_BODY_PATIENCE_S)  # the loop is busy past the patience
+        loop.add_reader(bell, busy_loop)
+        ring.send(b"!")
+        async with asyncio.timeout(5):
+            assert await reader.readexactly(12) == b"<0123456789>"
+        assert not inner.made
+        bell.close()
+        ring.close()
+        writer.close()
+        server.close()
+        await server.wait_closed()
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop if loop_kind == "uvloop" else None) as runner:
+        runner.run(scenario())
