@@ -11,15 +11,16 @@ out.
 How: `in_canonical_form(descriptor, data)` walks the body against the
 message's descriptor and says yes only when the trip could change nothing
 and refuse nothing: every key a field, every value of exactly the type the
-dict form holds (no strings for numbers, no ints for doubles, no null, no
-empty list), integers in their range, enum names the enum has, bytes in
-canonical base64, strings valid UTF-8, required fields present, at most one
-member of a oneof. Anything else (maps, 32-bit floats, what Mesos would
-convert, drop or refuse) says no, and the full conversion decides, with
-Mesos's messages. The caller bounds the nesting first (MAX_JSON_DEPTH), so
-the walk recurses no deeper than that. tests/unit/mesos/test_canonical_form.py
-checks, over real calls and their mutations, that whatever this accepts the
-full conversion returns unchanged.
+dict form holds (no strings for numbers, no null, no empty list), integers
+in their range, enum names the enum has, bytes in canonical base64, strings
+valid UTF-8, required fields present, at most one member of a oneof. The one
+change it makes itself is the trip's commonest: an integer in a double field
+(`"refuse_seconds": 1`) becomes a float, in place. Anything else (maps,
+32-bit floats, what Mesos would convert, drop or refuse) says no, and the
+full conversion decides, with Mesos's messages. The caller bounds the
+nesting first (MAX_JSON_DEPTH), so the walk recurses no deeper than that.
+tests/unit/mesos/test_canonical_form.py checks, over real calls and their
+mutations, that whatever this accepts the full conversion returns as it.
 """
 
 from __future__ import annotations
@@ -52,10 +53,18 @@ class _Plan:
 
 
 _PLANS: dict[Descriptor, _Plan] = {}
+# The integers a double holds exactly: the only ones turned into doubles here (float() of them is exact).
+_EXACT_INTEGERS = 2 ** 53
 
 
 def in_canonical_form(descriptor: Descriptor, data: Any) -> bool:
-    """Whether `data` is a `descriptor` message in the dict form, which protobuf's round trip keeps as is."""
+    """Whether `data` is a `descriptor` message in the dict form, which protobuf's round trip keeps as is.
+
+    An integer in a (non-repeated) double field is made a float in place first,
+    as the round trip would make it: frameworks write `"refuse_seconds": 1`.
+    On False, `data` may hold such floats already; the full conversion gives
+    the same for them, so the caller needs no copy.
+    """
     if type(data) is not dict:
         return False
     plan = _PLANS.get(descriptor) or _plan(descriptor)
@@ -74,6 +83,10 @@ def in_canonical_form(descriptor: Descriptor, data: Any) -> bool:
         elif kind == _MESSAGE:
             if not in_canonical_form(detail, value):
                 return False
+        elif kind == _DOUBLE and type(value) is not float:
+            if type(value) is not int or not -_EXACT_INTEGERS <= value <= _EXACT_INTEGERS:
+                return False
+            data[name] = float(value)   # `"refuse_seconds": 1`: the conversion's one change, made here
         elif not _value_fits(kind, detail, value):
             return False
     if plan.required and not plan.required <= data.keys():

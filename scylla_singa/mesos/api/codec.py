@@ -304,7 +304,7 @@ def message_from_dict(cls: type[Message], data: Any) -> Message:
     if isinstance(data, dict):
         try:
             message = cls(**_decode_bytes(cls.DESCRIPTOR, data))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             pass
         else:
             if message.IsInitialized():
@@ -602,7 +602,10 @@ def _float(field: FieldDescriptor, value: Any) -> float:
         value = _number_in_string(field, value)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"Not expecting a JSON {_kind(value)} for field '{field.name}'")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:   # an integer beyond a double: Mesos's parser reads it as a double, an infinity
+        return math.inf if value > 0 else -math.inf
 
 
 def _integer(field: FieldDescriptor, value: Any) -> int:

@@ -21,24 +21,54 @@ log = logging.getLogger(__name__)
 
 
 class QueuedOutbox:
-    """An Outbox over a queue: `send` never blocks, `close` queues the end; a subclass's `pump` writes."""
+    """An Outbox over a list: `send` never blocks, `close` marks the end; a subclass's `pump` writes what
+    `take` hands it, everything sent since its last write at once.
+
+    Why not asyncio.Queue: every message of every task goes through one of
+    these, and the master needs no more than a list and one waiter to wake;
+    a Queue's put, get and wake-up cost the master about 20 us of each task
+    at 50,000 agents (issue 17).
+    """
 
     def __init__(self) -> None:
-        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.pending: list[Any] = []   # sent, not yet taken by the pump
         self.closed = False
+        self._waiter: asyncio.Future[None] | None = None
 
     def _frame(self, message: dict[str, Any]) -> Any:
-        """What goes into the queue for `message`."""
+        """What is kept for `message` until the pump takes it."""
         return message
 
     def send(self, message: dict[str, Any]) -> None:
         if not self.closed:
-            self.queue.put_nowait(self._frame(message))
+            self.pending.append(self._frame(message))
+            if self._waiter is not None:
+                self._wake()
 
     def close(self) -> None:
         if not self.closed:
             self.closed = True
-            self.queue.put_nowait(None)
+            self._wake()
+
+    def _wake(self) -> None:
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def take(self, limit: int | None = None) -> list[Any] | None:
+        """What was sent since the last take (its first `limit` items), waiting until there is some; None once
+        the outbox is closed and everything sent before was taken."""
+        while not self.pending:
+            if self.closed:
+                return None
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+        if limit is None or len(self.pending) <= limit:
+            batch, self.pending = self.pending, []
+        else:
+            batch = self.pending[:limit]
+            del self.pending[:limit]
+        return batch
 
 
 class EventStream(QueuedOutbox):
@@ -78,23 +108,10 @@ class EventStream(QueuedOutbox):
             return b""
 
     async def pump(self) -> None:
-        queue = self.queue
-        while True:
-            first = await queue.get()
-            if first is None:
-                return
-            # What is queued goes in one chunk, joined once: appending frame by frame copied the growing
-            # chunk each time, quadratic in a backlog, so a master that fell behind fell further (issue 17).
-            frames, ended = [first], False
-            while not queue.empty():
-                more = queue.get_nowait()
-                if more is None:
-                    ended = True
-                    break
-                frames.append(more)
-            await self.resp.write(b"".join(frames) if len(frames) > 1 else first)
-            if ended:
-                return
+        # What is pending goes in one chunk, joined once: appending frame by frame copied the growing
+        # chunk each time, quadratic in a backlog, so a master that fell behind fell further (issue 17).
+        while (frames := await self.take()) is not None:
+            await self.resp.write(b"".join(frames) if len(frames) > 1 else frames[0])
 
     async def serve(self) -> None:
         """Write events until the stream is closed here or the subscriber goes away, then end the

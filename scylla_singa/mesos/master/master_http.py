@@ -50,20 +50,9 @@ class AgentLink(QueuedOutbox):
         self.last_seen = 0.0
 
     async def pump(self) -> None:
-        while True:
-            first = await self.queue.get()
-            if first is None:
-                break
-            batch = [first]
-            while not self.queue.empty() and len(batch) < 5000:
-                nxt = self.queue.get_nowait()
-                if nxt is None:
-                    self.closed = True
-                    break
-                batch.append(nxt)
-            await self.ws.send_str(compact_json.dumps(batch if len(batch) > 1 else first).decode())
-            if self.closed and self.queue.empty():
-                break
+        while (batch := await self.take(5000)) is not None:
+            text = compact_json.dumps(batch if len(batch) > 1 else batch[0])
+            await self.ws.send_frame(text, WSMsgType.TEXT)   # UTF-8 already: no decode and encode again
         await self.ws.close()
 
 

@@ -38,6 +38,9 @@ def _docker_task_accept() -> dict[str, Any]:
 def _calls() -> dict[str, dict[str, Any]]:
     calls = {path.stem: json.loads(path.read_text())["request"]["body"] for path in sorted(FIXTURES.glob("*.json"))}
     calls["ACCEPT of our Docker task"] = _docker_task_accept()
+    calls["DECLINE as the scale benchmark sends it"] = {"type": "DECLINE", "framework_id": {"value": "f"},
+                                                         "decline": {"offer_ids": [{"value": "o"}],
+                                                                     "filters": {"refuse_seconds": 1}}}
     calls["MESSAGE with bytes"] = {"type": "MESSAGE", "framework_id": {"value": "f"}, "message": {
         "agent_id": {"value": "a"}, "executor_id": {"value": "e"}, "data": "aGVsbG8="}}
     return calls
@@ -79,9 +82,17 @@ def test_the_calls_frameworks_send_are_in_the_dict_form_and_decode_to_themselves
     assert codec.decode_call(SCHEDULER, json.dumps(data).encode(), MediaType.JSON) == data
 
 
+def test_an_integer_for_a_double_becomes_a_float_as_the_conversion_makes_it(monkeypatch) -> None:
+    body = json.dumps(CALLS["DECLINE as the scale benchmark sends it"]).encode()
+    quick = codec.decode_call(SCHEDULER, body, MediaType.JSON)
+    assert type(quick["decline"]["filters"]["refuse_seconds"]) is float
+    assert quick == _decode(body, False, monkeypatch)
+
+
 # Values the dict form never holds as they are, or holds only in some fields: each is converted,
 # dropped or refused by the full conversion, or kept where the field takes it.
-ODD_VALUES = [None, [], {}, 1, -1, 0, 1.5, 7.0, 2 ** 31, 2 ** 32, 2 ** 63, 2 ** 64, 2 ** 70, True, "5", "2.5",
+ODD_VALUES = [None, [], {}, 1, -1, 0, 1.5, 7.0, 2 ** 31, 2 ** 32, 2 ** 53, 2 ** 53 + 1, 2 ** 63, 2 ** 64, 2 ** 70,
+              10 ** 400, True, "5", "2.5",
               "true", "Infinity", "SCALAR", "NOT_AN_ENUM", "\ud800", "t\u00e9", "YWJj", "YR==", "!!", "", [None],
               [{}], {"value": "x"}, {"value": 1}, {"unknown": 1}]
 

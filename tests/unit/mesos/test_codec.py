@@ -196,6 +196,13 @@ def test_an_unknown_call_type_leaves_type_unset_for_the_validator() -> None:
     assert decode_json({"type": "NOPE"}) == {}
 
 
+def test_an_integer_beyond_a_double_is_an_infinity_as_mesos_reads_it() -> None:
+    """Python's float() of it raised OverflowError (a 500); Mesos's JSON parser reads every number as a double."""
+    body = (b'{"type":"DECLINE","framework_id":{"value":"f"},"decline":{"offer_ids":[{"value":"o"}],'
+            b'"filters":{"refuse_seconds":-1%s}}}' % (b"0" * 400))
+    assert decode_json(body)["decline"]["filters"]["refuse_seconds"] == float("-inf")
+
+
 def test_an_enum_name_that_is_not_utf8_names_no_value() -> None:
     """A lone surrogate made protobuf's name lookup fail with a SystemError (a 500); it is an unknown name."""
     assert decode_json(b'{"type":"\\ud800"}') == {}
