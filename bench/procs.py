@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import threading
@@ -63,6 +64,21 @@ def available_mb() -> float:
         if line.startswith("MemAvailable:"):
             return int(line.split()[1]) / 1024
     return 0.0
+
+
+def stop_children_when_terminated() -> None:
+    """Make SIGTERM and SIGHUP end a benchmark through its `finally` blocks, which stop its children.
+
+    Why: each child runs in its own session (a Ctrl-C meant for the
+    benchmark must not reach the master it measures first), so a benchmark
+    killed by the signal's default action left its master and simulated
+    fleet running, holding ports and cores. Raised as SystemExit in the main
+    thread, the signal unwinds the benchmark instead.
+    """
+    def exit_now(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, exit_now)
 
 
 class Child:

@@ -21,6 +21,7 @@ import traceback
 from pathlib import Path
 
 from . import machine
+from .procs import stop_children_when_terminated
 from .report import ORDER, RESULTS, write_report
 
 SIZES = ("quick", "full")
@@ -70,6 +71,7 @@ def run_one(name: str, size: str, command: str, results_dir: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    stop_children_when_terminated()
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.splitlines()[0])
     parser.add_argument("--size", choices=SIZES, default="quick")

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .procs import Child
+from .procs import Child, stop_children_when_terminated
 from .profile_kinds import split_by_kind
 from .scale import CODE_ENV, REPO, SIZES, code_under_test, one_size
 
@@ -79,6 +79,7 @@ def profile_once(agents: int, seconds: int, warmup: float, parts: list[str], out
 
 
 def main(argv: list[str] | None = None) -> int:
+    stop_children_when_terminated()
     parser = argparse.ArgumentParser(prog="python -m bench.scale_profile", description=__doc__.splitlines()[0])
     parser.add_argument("--agents", type=int, default=10000)
     parser.add_argument("--seconds", type=int, default=30, help="how long to sample each part")

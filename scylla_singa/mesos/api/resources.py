@@ -72,6 +72,9 @@ class Resources:
     def __init__(self, scalars: Mapping[str, float] | None = None,
                  ranges: Mapping[str, Iterable[Range]] | None = None,
                  sets: Mapping[str, Iterable[str]] | None = None) -> None:
+        if scalars is None and ranges is None and sets is None:
+            self.scalars, self.ranges, self.sets = {}, {}, {}   # Resources(): made for every `get` default
+            return
         self.scalars: dict[str, float] = {k: _round(v) for k, v in (scalars or {}).items() if _round(v) > 0}
         self.ranges: dict[str, tuple[Range, ...]] = {}
         for k, v in (ranges or {}).items():
@@ -194,7 +197,21 @@ class Resources:
         return dict(sorted(out.items()))
 
     # ---- algebra ------------------------------------------------------
+    @classmethod
+    def _of_scalars(cls, scalars: dict[str, float]) -> Resources:
+        """Scalars already rounded and positive, taken as they are (no ranges, no sets)."""
+        out = object.__new__(cls)
+        out.scalars, out.ranges, out.sets = scalars, {}, {}
+        return out
+
     def __add__(self, other: Resources) -> Resources:
+        if not (self.ranges or self.sets or other.ranges or other.sets):
+            # scalars only, each side rounded and positive: what the constructor does, without its passes
+            # (the allocator adds and subtracts for every task; issue 17)
+            scalars = dict(self.scalars)
+            for k, v in other.scalars.items():
+                scalars[k] = _round(scalars[k] + v) if k in scalars else v
+            return Resources._of_scalars(scalars)
         scalars = dict(self.scalars)
         for k, v in other.scalars.items():
             scalars[k] = scalars.get(k, 0.0) + v
@@ -208,6 +225,16 @@ class Resources:
 
     def __sub__(self, other: Resources) -> Resources:
         """Remove `other`; what `self` does not hold is ignored (never negative)."""
+        if not (self.ranges or self.sets):
+            theirs = other.scalars
+            kept = {}
+            for k, v in self.scalars.items():
+                if k in theirs:
+                    v = _round(v - theirs[k])
+                    if v <= 0:
+                        continue
+                kept[k] = v
+            return Resources._of_scalars(kept)
         scalars = {k: v - other.scalars.get(k, 0.0) for k, v in self.scalars.items()}
         ranges = {k: _subtract_ranges(v, other.ranges.get(k, ())) for k, v in self.ranges.items()}
         sets = {k: v - other.sets.get(k, frozenset()) for k, v in self.sets.items()}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scylla_singa.mesos.api.resources import ResourceError, Resources, attributes_dict, parse_attributes
@@ -76,3 +76,21 @@ def test_attributes_text_and_scalar() -> None:
     assert attributes_dict(attrs) == {"rack": "r1", "zone": "a", "speed": 2.5}
     with pytest.raises(ResourceError):
         parse_attributes("novalue")
+
+
+_AMOUNTS = st.floats(min_value=-5.0, max_value=1e6, allow_nan=False, allow_infinity=False)
+_SCALARS = st.dictionaries(st.sampled_from(["cpus", "mem", "disk", "gpus", "cpus(ml)"]), _AMOUNTS, max_size=5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(a=_SCALARS, b=_SCALARS)
+def test_scalar_only_algebra_is_what_the_constructor_makes_of_the_sums(a, b) -> None:
+    """The scalars-only shortcut of + and - gives exactly what building from the sums gives (issue 17)."""
+    x, y = Resources(a), Resources(b)
+    summed = dict(x.scalars)
+    for k, v in y.scalars.items():
+        summed[k] = summed.get(k, 0.0) + v
+    assert (x + y).scalars == Resources(summed).scalars
+    assert (x - y).scalars == Resources({k: v - y.scalars.get(k, 0.0) for k, v in x.scalars.items()}).scalars
+    for r in (x + y, x - y, Resources()):
+        assert r.ranges == {} and r.sets == {} and all(v > 0 for v in r.scalars.values())
