@@ -74,19 +74,29 @@ def in_canonical_form(descriptor: Descriptor, data: Any) -> bool:
         if spec is None:
             return False
         kind, detail, repeated = spec
+        # the commonest cases inline (a call holds dozens of fields), the rest in _value_fits
         if repeated:
             if type(value) is not list or not value:
                 return False
-            for item in value:
-                if not _value_fits(kind, detail, item):
-                    return False
+            if kind == _MESSAGE:
+                for item in value:
+                    if not in_canonical_form(detail, item):
+                        return False
+            else:
+                for item in value:
+                    if not _value_fits(kind, detail, item):
+                        return False
         elif kind == _MESSAGE:
             if not in_canonical_form(detail, value):
                 return False
-        elif kind == _DOUBLE and type(value) is not float:
-            if type(value) is not int or not -_EXACT_INTEGERS <= value <= _EXACT_INTEGERS:
+        elif kind == _STRING:
+            if type(value) is not str or not (value.isascii() or valid_utf8(value)):
                 return False
-            data[name] = float(value)   # `"refuse_seconds": 1`: the conversion's one change, made here
+        elif kind == _DOUBLE:
+            if type(value) is not float:
+                if type(value) is not int or not -_EXACT_INTEGERS <= value <= _EXACT_INTEGERS:
+                    return False
+                data[name] = float(value)   # `"refuse_seconds": 1`: the conversion's one change, made here
         elif not _value_fits(kind, detail, value):
             return False
     if plan.required and not plan.required <= data.keys():
