@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from email.utils import formatdate
 from http import HTTPStatus
+from types import MappingProxyType
 
 from aiohttp.http import SERVER_SOFTWARE
 
@@ -42,17 +43,20 @@ MAX_LANE_HEAD = 16 * 1024
 # visible ASCII, spaces and tabs (so no control byte, no lone CR or LF, no folded line). Any other head is
 # the full server's to answer or refuse.
 _LANE_HEAD = re.compile(rb"POST ([\x21-\x7e]+) HTTP/1\.1((?:\r\n[!#$%&'*+.^_`|~0-9A-Za-z-]+:[\t\x20-\x7e]*)*)")
+# How many parsed heads a connection keeps (then it starts over): a framework's calls take a few dozen.
+MAX_KNOWN_HEADS = 256
 # Headers that change how a request is framed or answered: the full server handles them.
 _FULL_SERVER_HEADERS = frozenset({"transfer-encoding", "upgrade", "expect", "connection"})
 
 
 @dataclass(frozen=True, slots=True)
 class RequestHead:
-    """A simple request's head: its method, path (the request target, no query) and headers (lower-case names)."""
+    """A simple request's head: its method, path (the request target, no query) and headers (lower-case names,
+    read-only: a connection's requests with the same head bytes share one)."""
 
     method: str
     path: str
-    headers: dict[str, str]
+    headers: Mapping[str, str]
 
     def header(self, name: str) -> str | None:
         """The value of header `name` (lower-case), or None when absent."""
@@ -83,7 +87,7 @@ def parse_head(head: bytes, paths: frozenset[str]) -> tuple[RequestHead, int] | 
     length = headers.get("content-length")
     if length is None or not length.isdigit() or int(length) > MAX_LANE_BODY:
         return None
-    return RequestHead("POST", path, headers), int(length)
+    return RequestHead("POST", path, MappingProxyType(headers)), int(length)
 
 
 class QuickLane:
@@ -103,6 +107,9 @@ class QuickLane:
         self.handed_over = False
         self.answered = 0
         self.waiting_for_body = False   # the held bytes end inside a body (not inside a head)
+        # Heads parsed on this connection, by their bytes: a framework's calls differ in body and
+        # Content-Length only, so most heads are parsed once (issue 17).
+        self._known_heads: dict[bytes, tuple[RequestHead, int]] = {}
 
     @property
     def pending(self) -> bool:
@@ -126,9 +133,15 @@ class QuickLane:
                 if len(buf) - start > MAX_LANE_HEAD:
                     return self._hand_over(answers, start)
                 break
-            parsed = parse_head(bytes(buf[start:end]), self.paths)
+            raw_head = bytes(buf[start:end])
+            parsed = self._known_heads.get(raw_head)
             if parsed is None:
-                return self._hand_over(answers, start)
+                parsed = parse_head(raw_head, self.paths)
+                if parsed is None:
+                    return self._hand_over(answers, start)
+                if len(self._known_heads) >= MAX_KNOWN_HEADS:
+                    self._known_heads.clear()
+                self._known_heads[raw_head] = parsed
             head, length = parsed
             body_start = end + 4
             if len(buf) - body_start < length:

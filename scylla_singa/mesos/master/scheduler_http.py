@@ -174,6 +174,10 @@ CALL_COUNTERS = {
     "ACKNOWLEDGE_OPERATION_STATUS": "master/messages_operation_status_update_acknowledgement"}   # MESSAGE and REQUEST: the Master counts
 
 
+# Each call type's key in a framework's counters, made once (four calls per task count here).
+_CALL_KEYS = {kind: f"calls/{kind.lower()}" for kind in (*CALL_COUNTERS, "SUBSCRIBE", "UPDATE_FRAMEWORK")}
+
+
 def count_call(m: Master, fw: FrameworkRec, call: dict[str, Any]) -> None:
     """Count an accepted call in the master's and the framework's metrics (a few dict updates)."""
     kind = call["type"]
@@ -183,7 +187,8 @@ def count_call(m: Master, fw: FrameworkRec, call: dict[str, Any]) -> None:
     elif kind in CALL_COUNTERS:
         m.count(CALL_COUNTERS[kind])
     c = fw.counters
-    c[f"calls/{kind.lower()}"] = c.get(f"calls/{kind.lower()}", 0) + 1
+    key = _CALL_KEYS.get(kind) or f"calls/{kind.lower()}"
+    c[key] = c.get(key, 0) + 1
     if kind == "ACCEPT":
         body = call["accept"]
         c["offers/accepted"] = c.get("offers/accepted", 0) + len(body.get("offer_ids") or ())

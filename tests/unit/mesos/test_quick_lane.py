@@ -303,3 +303,24 @@ def test_a_body_that_came_while_the_loop_was_busy_past_the_patience_is_answered_
         await server.wait_closed()
     with asyncio.Runner(loop_factory=uvloop.new_event_loop if loop_kind == "uvloop" else None) as runner:
         runner.run(scenario())
+
+
+def test_a_head_seen_before_on_the_connection_is_not_parsed_again(monkeypatch) -> None:
+    from scylla_singa.mesos.api import quick_lane
+    parsed: list[bytes] = []
+    real = quick_lane.parse_head
+
+    def counting(head: bytes, paths: frozenset[str]):
+        parsed.append(head)
+        return real(head, paths)
+    monkeypatch.setattr(quick_lane, "parse_head", counting)
+    echo = Echo()
+    lane = QuickLane(echo, PATHS)
+    assert lane.feed(call(b"aa") + call(b"bb") + call(b"ccc")) == (b"<aa><bb><ccc>", None)
+    assert len(parsed) == 2                        # two distinct heads (Content-Length 2 and 3)
+    assert echo.seen[0][0] is echo.seen[1][0]      # one shared, read-only head
+    with pytest.raises(TypeError):
+        echo.seen[0][0].headers["x"] = "y"         # type: ignore[index]
+    for n in range(quick_lane.MAX_KNOWN_HEADS + 10):   # many distinct heads: the memory stays bounded
+        lane.feed(call(b"x" * n))
+    assert len(lane._known_heads) <= quick_lane.MAX_KNOWN_HEADS
