@@ -118,7 +118,7 @@ def _value_fits(kind: int, detail: Any, value: Any) -> bool:
     if kind == _BOOL:
         return type(value) is bool
     if kind == _BYTES:
-        return type(value) is str and _canonical_base64(value)
+        return type(value) is str and canonical_base64(value)
     return False
 
 
@@ -133,7 +133,7 @@ def valid_utf8(text: str) -> bool:
     return True
 
 
-def _canonical_base64(text: str) -> bool:
+def canonical_base64(text: str) -> bool:
     """Whether `text` is base64 exactly as the dict form writes bytes (padded, nothing after the end)."""
     if not text.isascii():
         return False

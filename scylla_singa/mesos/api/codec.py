@@ -43,7 +43,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 
 from . import compact_json
-from .canonical_form import in_canonical_form, valid_utf8
+from .canonical_form import canonical_base64, in_canonical_form, valid_utf8
 from .proto import agent_pb2, executor_pb2, master_pb2, scheduler_pb2
 
 JsonDict = dict[str, Any]
@@ -184,12 +184,7 @@ def _plain_acknowledge(data: Any) -> bool:
     if type(body) is not dict or body.keys() != _ACKNOWLEDGE_BODY_KEYS:
         return False
     uid = body["uuid"]
-    if type(uid) is not str or not uid.isascii():
-        return False
-    try:
-        if base64.b64encode(base64.b64decode(uid, validate=True)).decode() != uid:
-            return False
-    except (binascii.Error, ValueError):
+    if type(uid) is not str or not canonical_base64(uid):
         return False
     return all(_plain_id(x) for x in (data["framework_id"], body["agent_id"], body["task_id"]))
 
