@@ -49,6 +49,16 @@ def io_calls(pid: int) -> tuple[int, int]:
     return counts["syscr"], counts["syscw"]
 
 
+def run_queue_wait_s(pid: int) -> float:
+    """Seconds the process's main thread has spent runnable but waiting for a core (/proc/PID/schedstat,
+    second field; 0 when unreadable). For a single-loop process (the master, the fleet) this says whether it
+    was short of CPU or of work: its CPU percent plus this wait is what it would have used on a free core."""
+    try:
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def rss_mb(pid: int) -> float:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -117,12 +127,18 @@ class Child:
         self._mark = (time.monotonic(), cpu_seconds(self.pid))
         self._marked_split = cpu_split(self.pid)
         self._marked_io = io_calls(self.pid)
+        self._marked_wait = run_queue_wait_s(self.pid)
 
     def cpu_percent(self) -> float:
         """CPU use since `mark()`, in percent of one core."""
         t0, c0 = self._mark
         dt = time.monotonic() - t0
         return 100.0 * (cpu_seconds(self.pid) - c0) / dt if dt > 0 else 0.0
+
+    def wait_percent(self) -> float:
+        """Time its main thread waited for a core since `mark()`, in percent of the window."""
+        dt = time.monotonic() - self._mark[0]
+        return 100.0 * (run_queue_wait_s(self.pid) - self._marked_wait) / dt if dt > 0 else 0.0
 
     def kernel_share(self) -> float:
         """The part of its CPU since `mark()` spent in the kernel (system time), 0..1."""

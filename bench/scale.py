@@ -13,9 +13,10 @@ Here, per cluster size N, on this one machine, each in its own process:
   `sleep D` task, D uniform in 5-55 s (mean 30 s), acknowledging every update;
 - the probe: pymesos's real driver in this process. Idle it is suppressed;
   to time a task it REVIVEs (t0), launches `sleep 10` (cpus 1, mem 128) on
-  the first offer that fits, and stops the clock at TASK_FINISHED (t1). The
-  overhead is t1 - t0 - 10 s: waiting for an offer, the launch, and the
-  three status updates and their acknowledgements.
+  the first offer that fits (declining the others in one call), and stops
+  the clock at TASK_FINISHED (t1). The overhead is t1 - t0 - 10 s: waiting
+  for an offer, the launch, and the three status updates and their
+  acknowledgements.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class ProbeTask:
     task_id: str
     t0: float
     offered: float | None = None
+    offers_in_batch: int = 0  # how many offers came with the one the probe took
     times: dict[str, float] = field(default_factory=dict)
     done: threading.Event = field(default_factory=threading.Event)
 
@@ -80,6 +82,7 @@ class Probe(Scheduler):
         self.current: ProbeTask | None = None
         self.driver: MesosSchedulerDriver | None = None
         self.errors: list[str] = []
+        self.offers_callback_s = 0.0  # the longest resourceOffers callback (it blocks status updates)
         self._n = 0
 
     def registered(self, driver, framework_id, master_info) -> None:
@@ -87,14 +90,21 @@ class Probe(Scheduler):
         self.registered_ev.set()
 
     def resourceOffers(self, driver, offers) -> None:
+        """Take the first offer that fits; decline the rest in one DECLINE call.
+
+        pymesos sends each call synchronously on the thread that delivers events, so declining
+        offer by offer would hold every status update behind one round trip per offer (at
+        50,000 agents a revived probe is offered thousands of agents at once)."""
         try:
+            start = time.monotonic()
+            declined = []
             for offer in offers:
-                now = time.monotonic()
                 with self.lock:
                     p = self.current
                     take = p is not None and p.offered is None and _fits(offer, 1.0, 128.0)
                     if take:
-                        p.offered = now
+                        p.offered = start
+                        p.offers_in_batch = len(offers)
                 if take:
                     task = {"task_id": {"value": p.task_id}, "name": "probe", "agent_id": offer["agent_id"],
                             "command": {"value": f"sleep {PROBE_TASK_S:g}", "shell": True},
@@ -104,7 +114,11 @@ class Probe(Scheduler):
                     p.times["launched"] = time.monotonic()
                     driver.suppressOffers()
                 else:
-                    driver.declineOffer(offer["id"], filters={"refuse_seconds": 3600})
+                    declined.append(offer["id"])
+            if declined:
+                driver.declineOffer(declined, filters={"refuse_seconds": 3600})
+            with self.lock:
+                self.offers_callback_s = max(self.offers_callback_s, time.monotonic() - start)
         except Exception as exc:  # noqa: BLE001
             self.errors.append(repr(exc))
 
@@ -128,6 +142,7 @@ class Probe(Scheduler):
         p = ProbeTask(f"probe-{self._n}-{int(time.time())}", time.monotonic())
         with self.lock:
             self.current = p
+            self.offers_callback_s = 0.0
         self.driver.reviveOffers()
         finished = p.done.wait(timeout)
         with self.lock:
@@ -136,9 +151,11 @@ class Probe(Scheduler):
         if p.offered is not None:
             rel["offered"] = round(p.offered - p.t0, 4)
         end = p.times.get("TASK_FINISHED")
+        offers = {"offers_in_batch": p.offers_in_batch, "offers_callback_s": round(self.offers_callback_s, 4)}
         if not finished or end is None:
-            return {"error": f"no TASK_FINISHED within {timeout:.0f}s (saw {sorted(p.times)})", "times": rel}
-        return {"overhead_s": end - p.t0 - PROBE_TASK_S, "times": rel}
+            return {"error": f"no TASK_FINISHED within {timeout:.0f}s (saw {sorted(p.times)})", "times": rel,
+                    **offers}
+        return {"overhead_s": end - p.t0 - PROBE_TASK_S, "times": rel, **offers}
 
 
 def _fits(offer: dict, cpus: float, mem: float) -> bool:
@@ -264,6 +281,7 @@ def one_size(agents: int, cfg: dict[str, Any], work: Path,
         snapshot = metrics.get()
         out.update(probes=probes, probe_errors=probe.errors[-5:], window_s=window,
                    cpu_percent={c.name: round(c.cpu_percent(), 1) for c in children},
+                   wait_percent={c.name: round(c.wait_percent(), 1) for c in children},
                    kernel_share={c.name: round(c.kernel_share(), 3) for c in children},
                    io_calls={c.name: c.io_calls_since_mark() for c in children},
                    rss_mb={c.name: round(c.rss_mb(), 1) for c in children},
@@ -292,20 +310,38 @@ def one_size(agents: int, cfg: dict[str, Any], work: Path,
 
 
 def _where_the_wait_went(point: dict[str, Any]) -> str:
-    """Which step of the probe's task took the time at the size where the sweep stopped, from its timestamps."""
-    gaps = [p["times"]["TASK_STARTING"] - p["times"]["launched"] for p in point["probes"]
-            if "TASK_STARTING" in p.get("times", {}) and "launched" in p.get("times", {})]
-    offers = [p["times"]["offered"] for p in point["probes"] if "offered" in p.get("times", {})]
+    """Which step of the probe's task took the time at the largest size, from its timestamps."""
     if point.get("duplicate_updates"):
         return ("Once acknowledgements take longer than the agents' 10 s resend interval, every resent update is "
                 "one more message for the master, and the load feeds itself.")
-    if not gaps or not offers:
+    steps = [(_phase(point, "t0", "offered"), "the offer came after {}"),
+             (_phase(point, "offered", "launched"), "the launch call returned {} later"),
+             (_phase(point, "launched", "TASK_STARTING"), "TASK_STARTING reached the probe {} after that"),
+             (_phase(point, "TASK_STARTING", "TASK_RUNNING"),
+              "TASK_RUNNING {} after TASK_STARTING (one acknowledgement from the probe through the master to the "
+              "agent, and the next update back)")]
+    said = [text.format(fmt_time(value)) for value, text in steps if value is not None]
+    if not said:
         return "No status update was resent; the probes' timestamps do not say where the time went."
-    return (f"No status update was resent. The probe's offer came after {fmt_time(summarize(offers).median)} "
-            f"(median) and its launch at once, but its first status update (TASK_STARTING) came "
-            f"{fmt_time(summarize(gaps).median)} after the launch (median; up to {fmt_time(max(gaps))}): the wait is "
-            "on the path of RUN_TASK and the updates, the one link between the master and the simulated fleet "
-            "(two single loops) and the probe's stream; this run does not tell which of them holds it.")
+    batch = [p["offers_in_batch"] for p in point["probes"] if p.get("offers_in_batch")]
+    callback = [p["offers_callback_s"] for p in point["probes"] if p.get("offers_callback_s")]
+    offers = (f" The probe was offered {fmt_num(statistics.median(batch))} agents at once (median), took one and "
+              f"declined the rest in one call; its offer callback, which holds pymesos's event thread, took "
+              f"{fmt_time(statistics.median(callback))} for its three calls." if batch and callback else "")
+    return "No status update was resent. Per probe (medians): " + "; ".join(said) + "." + offers
+
+
+def _waiting_note(point: dict[str, Any]) -> str:
+    """How long each part waited for a core: CPU used + wait is what it would have used alone."""
+    wait, cpu = point.get("wait_percent") or {}, point.get("cpu_percent") or {}
+    if not wait:
+        return ""
+    return (" Runnable but waiting for a core (scheduler run-queue time of each part's main thread, in percent "
+            "of the window): " + ", ".join(f"{name} {wait[name]:.0f}%" for name in ("master", "fleet",
+                                                                                    "frameworks")
+                                           if name in wait)
+            + f"; so the master would have used about {cpu.get('master', 0) + wait.get('master', 0):.0f}% of a "
+              "core had it one to itself.")
 
 
 def _stop_reason(point: dict[str, Any], next_agents: int | None) -> str | None:
@@ -501,8 +537,8 @@ def section(data: dict[str, Any]) -> Section:
         f"--count N`, each `{data['agent_resources']}`), {cfg['frameworks']} background frameworks "
         "(`bench/scale_frameworks.py`, asyncio clients of the v1 scheduler HTTP API) keeping every agent busy with "
         "`sleep D` tasks, D uniform in 5 - 55 s (mean 30 s, as in the paper), and a probe framework on pymesos's "
-        "real driver that REVIVEs, launches `sleep 10` on the first fitting offer and stops the clock at "
-        f"TASK_FINISHED; overhead = that time - 10 s. {cfg['probes']} probes per size after {cfg['warmup_s']:g} s "
+        "real driver that REVIVEs, launches `sleep 10` on the first fitting offer (declining the others in one "
+        "call) and stops the clock at TASK_FINISHED; overhead = that time - 10 s. {cfg['probes']} probes per size after {cfg['warmup_s']:g} s "
         "of steady churn. Each part is its own process on this 2-core machine; CPU is in percent of one core "
         "over the probing window, and CPU per task is CPU seconds over the window / background tasks finished "
         "in it. The master runs `--insecure` (no authentication, as in the paper) with room for 210 frameworks "
@@ -510,17 +546,17 @@ def section(data: dict[str, Any]) -> Section:
     notes = []
     if data.get("stopped"):
         notes.append(f"**Where it stops here:** {data['stopped']}.")
-        last = data["points"][-1]
-        cpu = last.get("cpu_percent") or {}
-        if cpu:
-            notes.append(
-                f"Which part saturates: at {last['agents']:,} agents the master used {cpu.get('master', 0):.0f}% of "
-                f"a core, the agents {cpu.get('fleet', 0):.0f}% and the frameworks {cpu.get('frameworks', 0):.0f}% "
-                f"({sum(cpu.values()):.0f}% of this machine's 200%, beside the probe and whatever else ran). "
-                + _where_the_wait_went(last))
     else:
         notes.append(f"Every planned size ran (largest {data['largest_planned']:,}); `make bench SIZE=full` "
                      "tries 1,000 to 50,000.")
+    last = data["points"][-1] if data["points"] else {}
+    cpu = last.get("cpu_percent") or {}
+    if cpu and (data.get("stopped") or not _overheads(last) or summarize(_overheads(last)).median >= anchor):
+        notes.append(
+            f"Which part saturates: at {last['agents']:,} agents the master used {cpu.get('master', 0):.0f}% of "
+            f"a core, the agents {cpu.get('fleet', 0):.0f}% and the frameworks {cpu.get('frameworks', 0):.0f}% "
+            f"({sum(cpu.values()):.0f}% of this machine's 200%, beside the probe and whatever else ran)."
+            + _waiting_note(last) + " " + _where_the_wait_went(last))
     healthy = [p for p in reached if p.get("tasks_finished_per_s") and p.get("cpu_percent", {}).get("master")
                and not p.get("duplicate_updates")] or reached
     if healthy:

@@ -67,7 +67,7 @@ def profile_once(agents: int, seconds: int, warmup: float, parts: list[str], out
     summary: dict[str, Any] = {
         "agents": agents, "code": code_under_test(), "tasks_finished_per_s": rate, "cpu_percent": cpu,
         "ms_per_task": {k: round(10 * v / rate, 3) for k, v in cpu.items()} if rate else {},
-        "kernel_share": point.get("kernel_share", {}),
+        "kernel_share": point.get("kernel_share", {}), "wait_percent": point.get("wait_percent", {}),
         # read and write system calls per background task finished (socket I/O, mostly), by part
         "io_calls_per_task": {k: [round(n / (rate * point["window_s"]), 2) for n in v]
                               for k, v in point.get("io_calls", {}).items()} if rate and point.get("window_s") else {},

@@ -66,3 +66,28 @@ def test_without_the_handler_the_child_would_outlive_it() -> None:
         assert not _gone_within(pid, 1.0)
     finally:
         os.kill(pid, signal.SIGKILL)
+
+
+def test_two_spinners_sharing_one_core_each_wait_for_it() -> None:
+    """Run-queue wait is what tells a part short of CPU from one short of work (bench/scale.py's notes)."""
+    from bench.procs import Child
+    spin = [sys.executable, "-c", "import os\nos.sched_setaffinity(0, {0})\nwhile True: pass"]
+    children = [Child(f"spin{i}", spin) for i in range(2)]
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and min(c.wait_percent() for c in children) < 20:
+            time.sleep(0.2)
+        assert min(c.wait_percent() for c in children) >= 20, [c.wait_percent() for c in children]
+    finally:
+        for c in children:
+            c.stop()
+
+
+def test_an_idle_child_does_not_wait_for_a_core() -> None:
+    from bench.procs import Child
+    child = Child("sleeper", ["sleep", "30"])
+    try:
+        time.sleep(0.5)  # the window to measure over, not a wait for a condition
+        assert child.wait_percent() < 5
+    finally:
+        child.stop()
