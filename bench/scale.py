@@ -94,7 +94,7 @@ class Probe(Scheduler):
 
         pymesos sends each call synchronously on the thread that delivers events, so declining
         offer by offer would hold every status update behind one round trip per offer (at
-        50,000 agents a revived probe is offered thousands of agents at once)."""
+        50,000 agents a revived probe is offered 100-250 agents at once)."""
         try:
             start = time.monotonic()
             declined = []
@@ -538,7 +538,8 @@ def section(data: dict[str, Any]) -> Section:
         "(`bench/scale_frameworks.py`, asyncio clients of the v1 scheduler HTTP API) keeping every agent busy with "
         "`sleep D` tasks, D uniform in 5 - 55 s (mean 30 s, as in the paper), and a probe framework on pymesos's "
         "real driver that REVIVEs, launches `sleep 10` on the first fitting offer (declining the others in one "
-        "call) and stops the clock at TASK_FINISHED; overhead = that time - 10 s. {cfg['probes']} probes per size after {cfg['warmup_s']:g} s "
+        f"call) and stops the clock at TASK_FINISHED; overhead = that time - 10 s. {cfg['probes']} probes per "
+        f"size after {cfg['warmup_s']:g} s "
         "of steady churn. Each part is its own process on this 2-core machine; CPU is in percent of one core "
         "over the probing window, and CPU per task is CPU seconds over the window / background tasks finished "
         "in it. The master runs `--insecure` (no authentication, as in the paper) with room for 210 frameworks "

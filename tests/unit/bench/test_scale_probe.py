@@ -83,3 +83,11 @@ def test_a_largest_size_over_a_second_says_which_part_saturates_and_how_long_eac
 
 def test_a_largest_size_under_a_second_needs_no_saturation_note() -> None:
     assert "Which part saturates" not in _notes([_point(50000, [0.2, 0.3, 0.4], {"master": 3.0})])
+
+
+def test_the_intro_names_the_probe_count_and_warmup() -> None:
+    data = {"anchor_s": 1.0, "probe_task_s": 10.0, "agent_resources": "cpus:4",
+            "config": {"frameworks": 200, "probes": 3, "warmup_s": 20.0}, "points": [_point(1000, [0.1], None)],
+            "stopped": None, "largest_planned": 1000}
+    intro = section(data).intro
+    assert "3 probes per size after 20 s of steady churn" in intro and "{" not in intro
