@@ -216,6 +216,22 @@ def test_custom_resources_can_be_launched_and_are_subtracted(cluster, framework)
     assert got["ports"]["ranges"]["range"] == [{"begin": 31002, "end": 31010}]
 
 
+def test_an_agent_with_more_than_four_kinds_of_scalar_is_offered_and_its_tasks_run(cluster, framework) -> None:
+    """The DRF sorter grows its arrays at a fifth scalar kind; it used to index the old, narrower array
+    (IndexError in add_agent), so an agent with gpus and two custom scalars was never offered."""
+    m = cluster([{"resources": "cpus:4;mem:4096;disk:1000;gpus:2;net_bw:1000;fpga:3"}])
+    f = framework(m.master_address)
+    offer = f.take_offer()
+    got = {r["name"]: r["scalar"]["value"] for r in offer["resources"] if r["type"] == "SCALAR"}
+    assert got == {"cpus": 4, "mem": 4096, "disk": 1000, "gpus": 2, "net_bw": 1000, "fpga": 3}
+    task = task_info(offer["agent_id"], resources=[scalar("cpus", 1), scalar("mem", 64), scalar("fpga", 1),
+                                                   scalar("net_bw", 100)])
+    f.launch(offer, [task])
+    f.wait_state(task["task_id"]["value"], "TASK_RUNNING")
+    nxt = {r["name"]: r["scalar"]["value"] for r in f.take_offer()["resources"] if r["type"] == "SCALAR"}
+    assert nxt["fpga"] == 2 and nxt["net_bw"] == 900
+
+
 def test_agent_that_does_not_come_back_is_removed_with_failure_and_lost_tasks(cluster, framework) -> None:
     m = cluster(2, agent_reregister_timeout=0.5)
     f = framework(m.master_address)

@@ -6,10 +6,11 @@ interface; `DRFSorter` (weighted Dominant Resource Fairness, the default) and
 `FIFOSorter` (registration order) implement it. Sorters are pure: no I/O,
 no clocks.
 
-DRF keeps allocations in a numpy matrix so that a change of the cluster's
-totals (every agent added or removed) re-scores all clients in one
-vectorised step; picking the next client is a heap pop, so one allocation
-round costs O(agents x log clients), not O(agents x clients).
+DRF keeps each client's allocation as a short list of floats, one per
+scalar kind; a change of the cluster's totals (every agent added or
+removed) marks every share stale and the heap is rebuilt once, at the next
+pick; picking the next client is a heap pop, so one allocation round costs
+O(agents x log clients), not O(agents x clients).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import heapq
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 
-import numpy as np
 
 
 class Sorter(ABC):
@@ -83,11 +83,12 @@ class DRFSorter(Sorter):
         self._row: dict[str, int] = {}
         self._free_rows: list[int] = []
         self._kinds: dict[str, int] = {}
-        self._alloc = np.zeros((8, 4))
-        self._weight = np.ones(8)
-        self._active = np.zeros(8, dtype=bool)
-        self._total = np.zeros(4)
-        self._inv = np.zeros(4)
+        # per row (client): allocated amount of each kind, weight, whether active
+        self._alloc: list[list[float]] = []
+        self._weight: list[float] = []
+        self._active: list[bool] = []
+        self._total: list[float] = []
+        self._inv: list[float] = []    # 1 / total per kind (0 where the total is 0)
         self._count: dict[str, int] = {}
         self._version: dict[str, int] = {}
         self._heap: list[tuple[float, int, str, int]] = []
@@ -98,12 +99,16 @@ class DRFSorter(Sorter):
     def add(self, client: str, weight: float = 1.0) -> None:
         if client in self._row:
             raise KeyError(f"client {client!r} already in the sorter")
-        if not self._free_rows:
-            self._grow_rows()
-        row = self._free_rows.pop()
+        if self._free_rows:
+            row = self._free_rows.pop()
+        else:
+            row = len(self._alloc)
+            self._alloc.append([])
+            self._weight.append(1.0)
+            self._active.append(False)
         self._row[client] = row
-        self._alloc[row] = 0.0
-        self._weight[row] = weight if weight > 0 else 1.0
+        self._alloc[row] = [0.0] * len(self._kinds)
+        self._weight[row] = float(weight) if weight > 0 else 1.0
         self._active[row] = True
         self._count[client] = 0
         self._version[client] = 0
@@ -112,7 +117,7 @@ class DRFSorter(Sorter):
     def remove(self, client: str) -> None:
         row = self._row.pop(client)
         self._active[row] = False
-        self._alloc[row] = 0.0
+        self._alloc[row] = [0.0] * len(self._kinds)
         self._free_rows.append(row)
         del self._count[client], self._version[client]
 
@@ -126,27 +131,35 @@ class DRFSorter(Sorter):
         self._active[self._row[client]] = False
 
     def set_weight(self, client: str, weight: float) -> None:
-        self._weight[self._row[client]] = weight if weight > 0 else 1.0
+        self._weight[self._row[client]] = float(weight) if weight > 0 else 1.0
         self._stale = True
 
     # ---- allocations --------------------------------------------------
     def allocated(self, client: str, scalars: Mapping[str, float]) -> None:
-        row = self._row[client]
+        row = self._alloc[self._row[client]]
+        kinds = self._kinds
         for name, v in scalars.items():
-            self._alloc[row, self._kind(name)] += v
+            k = kinds.get(name)
+            if k is None:
+                k = self._new_kind(name)
+            row[k] += v
         self._count[client] += 1
         self._push(client)
 
     def unallocated(self, client: str, scalars: Mapping[str, float]) -> None:
-        row = self._row[client]
+        row = self._alloc[self._row[client]]
+        kinds = self._kinds
         for name, v in scalars.items():
-            k = self._kind(name)
-            self._alloc[row, k] = max(0.0, self._alloc[row, k] - v)
+            k = kinds.get(name)
+            if k is None:
+                k = self._new_kind(name)
+            left = row[k] - v
+            row[k] = left if left > 0.0 else 0.0
         self._push(client)
 
     def allocation(self, client: str) -> dict[str, float]:
         row = self._alloc[self._row[client]]
-        return {name: float(row[k]) for name, k in self._kinds.items() if row[k] > 0}
+        return {name: row[k] for name, k in self._kinds.items() if row[k] > 0}
 
     def add_total(self, scalars: Mapping[str, float]) -> None:
         for name, v in scalars.items():
@@ -156,22 +169,17 @@ class DRFSorter(Sorter):
     def remove_total(self, scalars: Mapping[str, float]) -> None:
         for name, v in scalars.items():
             k = self._kind(name)
-            self._total[k] = max(0.0, self._total[k] - v)
+            left = self._total[k] - v
+            self._total[k] = left if left > 0.0 else 0.0
         self._retotal()
 
     def share(self, client: str) -> float:
         """The client's weighted dominant share."""
-        row = self._row[client]
-        return float((self._alloc[row] * self._inv).max(initial=0.0) / self._weight[row])
+        return self._share(self._row[client])
 
     # ---- order --------------------------------------------------------
     def sort(self) -> list[str]:
-        names = [c for c, r in self._row.items() if self._active[r]]
-        if not names:
-            return []
-        rows = np.fromiter((self._row[c] for c in names), dtype=int, count=len(names))
-        shares = (self._alloc[rows] * self._inv).max(axis=1, initial=0.0) / self._weight[rows]
-        keyed = sorted(zip(shares.tolist(), (self._count[c] for c in names), names))
+        keyed = sorted((self._share(r), self._count[c], c) for c, r in self._row.items() if self._active[r])
         return [c for _, _, c in keyed]
 
     def pick(self, eligible: Callable[[str], bool]) -> str | None:
@@ -199,42 +207,45 @@ class DRFSorter(Sorter):
         return len(self._row)
 
     # ---- internals ----------------------------------------------------
+    def _share(self, row: int) -> float:
+        """max_k(allocated_k * (1 / total_k)) / weight, in Python floats.
+
+        Why not numpy: this runs at every allocation and recovery (twice per task: the role's sorter
+        and the roles' sorter), on a row of 3-5 numbers, where numpy's per-call overhead was most of
+        the cost; sort() and the heap's rebuild use the same function, so their keys agree exactly."""
+        best = 0.0
+        for allocated, inverse in zip(self._alloc[row], self._inv):
+            if allocated * inverse > best:
+                best = allocated * inverse
+        return best / self._weight[row]
+
     def _kind(self, name: str) -> int:
         k = self._kinds.get(name)
-        if k is None:
-            k = self._kinds[name] = len(self._kinds)
-            if k >= self._alloc.shape[1]:
-                grow = self._alloc.shape[1]
-                self._alloc = np.hstack([self._alloc, np.zeros((self._alloc.shape[0], grow))])
-                self._total = np.concatenate([self._total, np.zeros(grow)])
-                self._inv = np.concatenate([self._inv, np.zeros(grow)])
+        return self._new_kind(name) if k is None else k
+
+    def _new_kind(self, name: str) -> int:
+        """A column for a scalar kind not seen before (every row, the totals and their inverses grow)."""
+        k = self._kinds[name] = len(self._kinds)
+        for row in self._alloc:
+            row.append(0.0)
+        self._total.append(0.0)
+        self._inv.append(0.0)
         return k
 
-    def _grow_rows(self) -> None:
-        n = self._alloc.shape[0]
-        self._alloc = np.vstack([self._alloc, np.zeros_like(self._alloc)])
-        self._weight = np.concatenate([self._weight, np.ones(n)])
-        self._active = np.concatenate([self._active, np.zeros(n, dtype=bool)])
-        self._free_rows.extend(range(2 * n - 1, n - 1, -1))
-
     def _retotal(self) -> None:
-        self._inv = np.divide(1.0, self._total, out=np.zeros_like(self._total), where=self._total > 0)
+        self._inv = [1.0 / t if t > 0 else 0.0 for t in self._total]
         self._stale = True  # every share changed: rebuild the heap once, lazily, at the next pick
 
     def _push(self, client: str) -> None:
         self._seq += 1
         self._version[client] = self._seq
         if not self._stale:
-            heapq.heappush(self._heap, (self.share(client), self._count[client], client, self._version[client]))
+            heapq.heappush(self._heap, (self._share(self._row[client]), self._count[client], client, self._seq))
 
     def _rebuild(self) -> None:
-        names = [c for c, r in self._row.items() if self._active[r]]
-        self._heap = []
-        if names:
-            rows = np.fromiter((self._row[c] for c in names), dtype=int, count=len(names))
-            shares = ((self._alloc[rows] * self._inv).max(axis=1, initial=0.0) / self._weight[rows]).tolist()
-            self._heap = [(s, self._count[c], c, self._version[c]) for s, c in zip(shares, names)]
-            heapq.heapify(self._heap)
+        self._heap = [(self._share(r), self._count[c], c, self._version[c])
+                      for c, r in self._row.items() if self._active[r]]
+        heapq.heapify(self._heap)
         self._stale = False
 
 

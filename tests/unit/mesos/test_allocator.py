@@ -185,6 +185,31 @@ def test_sorter_interface(sorter) -> None:
         s.add("b")
 
 
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("abcd"), st.sampled_from(["cpus", "mem", "disk", "gpus", "ports_n"]),
+                          st.floats(0.0, 1e6), st.booleans()), max_size=40),
+       st.dictionaries(st.sampled_from(["cpus", "mem", "disk", "gpus", "ports_n"]), st.floats(0.1, 1e7), min_size=1),
+       st.floats(0.1, 10.0))
+def test_drf_share_is_the_weighted_dominant_share_and_pick_agrees_with_sort(changes, total, weight) -> None:
+    """share() keys the heap that pick() walks and orders sort(): both must give DRF's share, and the
+    heap's first client must be sort()'s, across allocations, recoveries (clamped at 0) and new kinds
+    (a fifth kind grows every row: it used to index the old, narrower numpy array)."""
+    s = DRFSorter()
+    s.add_total(total)
+    weights = {c: (weight if c == "a" else 1.0) for c in "abcd"}
+    for c in "abcd":
+        s.add(c, weights[c])
+    for client, kind, amount, allocate in changes:
+        (s.allocated if allocate else s.unallocated)(client, {kind: amount})
+    inverse = {kind: 1.0 / t for kind, t in total.items()}
+    for c in "abcd":
+        held = s.allocation(c)
+        assert all(v > 0 for v in held.values())
+        expected = max([v * inverse.get(kind, 0.0) for kind, v in held.items()], default=0.0) / weights[c]
+        assert s.share(c) == expected
+    assert s.pick(lambda c: True) == s.sort()[0]
+
+
 # ---- invariants --------------------------------------------------------
 agents_st = st.lists(st.tuples(st.integers(1, 16), st.integers(64, 4096)), min_size=1, max_size=12)
 demands_st = st.lists(st.tuples(st.sampled_from([0.5, 1, 2]), st.sampled_from([64, 256, 1024])),

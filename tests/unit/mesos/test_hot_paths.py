@@ -90,6 +90,25 @@ def test_compact_json_refuses_what_is_not_json() -> None:
         compact_json.loads(b"{not json")
 
 
+@pytest.mark.parametrize("body,expected", [
+    (b"", False), (b"1" * 18, False), (b"1" * 19, True), (b"x" + b"9" * 19 + b"x", True),
+    (b"123456789012345678.9", False), (b"1234567890 123456789", False), (b"\xff0123456789012345678\x00", True),
+    (b"\xd9\xa0" * 19, False),   # Arabic-Indic digits in UTF-8: not ASCII digits, as re's [0-9] said
+])
+def test_a_long_digit_run_is_found_where_re_found_it(body: bytes, expected: bool) -> None:
+    assert compact_json.has_long_digit_run(body) is expected
+
+
+@pytest.mark.parametrize("body", [b'{"a":18446744073709551616}', b'{"a":123456789012345678901234567890}',
+                                  b'{"a":-9223372036854775809,"b":1.5}', b'{"a":18446744073709551615}',
+                                  b'{"a":[1,2.5,"x"]}', b'{"a":NaN}'])
+def test_loads_as_json_gives_what_json_gives(body: bytes) -> None:
+    """Integers beyond 64 bits stay integers (orjson would make them floats); NaN is json's."""
+    got = compact_json.loads_as_json(body, parse_constant=float)
+    want = json.loads(body, parse_constant=float)
+    assert repr(got) == repr(want) and type(got["a"]) is type(want["a"])
+
+
 def _loop_module() -> str:
     async def which() -> str:
         return type(asyncio.get_running_loop()).__module__
