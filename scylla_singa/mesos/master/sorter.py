@@ -20,7 +20,6 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 
 
-
 class Sorter(ABC):
     """The fairness order over clients. Adding a present client or removing an absent one raises KeyError."""
 
@@ -137,22 +136,15 @@ class DRFSorter(Sorter):
     # ---- allocations --------------------------------------------------
     def allocated(self, client: str, scalars: Mapping[str, float]) -> None:
         row = self._alloc[self._row[client]]
-        kinds = self._kinds
         for name, v in scalars.items():
-            k = kinds.get(name)
-            if k is None:
-                k = self._new_kind(name)
-            row[k] += v
+            row[self._kind(name)] += v   # `row` is the same list after a new kind widened it
         self._count[client] += 1
         self._push(client)
 
     def unallocated(self, client: str, scalars: Mapping[str, float]) -> None:
         row = self._alloc[self._row[client]]
-        kinds = self._kinds
         for name, v in scalars.items():
-            k = kinds.get(name)
-            if k is None:
-                k = self._new_kind(name)
+            k = self._kind(name)
             left = row[k] - v
             row[k] = left if left > 0.0 else 0.0
         self._push(client)
