@@ -60,9 +60,20 @@ def loads_as_json(body: bytes, parse_constant: Callable[[str], Any]) -> Any:
     than 64 bits as a float; the first go to json, which then answers or
     raises as it always did, and bodies with a 19-digit run never reach orjson.
     """
+    return loads_as_json_noting_finite(body, parse_constant)[0]
+
+
+def loads_as_json_noting_finite(body: bytes, parse_constant: Callable[[str], Any]) -> tuple[Any, bool]:
+    """`loads_as_json`'s value, and whether its every number is known to be finite.
+
+    Why: orjson refuses NaN, the infinities and any number beyond a double,
+    so what it parsed needs no walk looking for them (the scheduler call's
+    finite-number check, a few microseconds of every call); json may give
+    an infinity (`1e400`), so what it parsed is not known finite.
+    """
     if orjson is not None and not has_long_digit_run(body):
         try:
-            return orjson.loads(body)
+            return orjson.loads(body), True
         except orjson.JSONDecodeError:
             pass
-    return json.loads(body, parse_constant=parse_constant)
+    return json.loads(body, parse_constant=parse_constant), False

@@ -239,9 +239,14 @@ def pop_reservation(key: str) -> str:
 def offered_form(resources: list[dict[str, Any]], refinement: bool) -> list[dict[str, Any]]:
     """`resources` (written in both forms) as Mesos 1.12 offers them to a framework: with the framework
     capability RESERVATION_REFINEMENT only `reservations`; without it only the older `role` (`*` when
-    unreserved) and `reservation`. Both measured on a live Mesos 1.12."""
-    drop = ("role", "reservation") if refinement else ("reservations",)
-    return [{k: v for k, v in r.items() if k not in drop} for r in resources]
+    unreserved) and `reservation`. Both measured on a live Mesos 1.12. The dicts of `resources` may be
+    in the answer themselves."""
+    # A resource with nothing to drop is given back as it is, not copied (an unreserved one offered to a
+    # framework without the capability: nearly every offer, issue 17).
+    if refinement:
+        return [{k: v for k, v in r.items() if k not in ("role", "reservation")}
+                if "role" in r or "reservation" in r else r for r in resources]
+    return [{k: v for k, v in r.items() if k != "reservations"} if "reservations" in r else r for r in resources]
 
 
 # ---- helpers ----------------------------------------------------------------

@@ -10,6 +10,7 @@ Scalars keep three decimals, as Mesos's fixed-point arithmetic does.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -62,6 +63,37 @@ def _subtract_ranges(have: tuple[Range, ...], take: tuple[Range, ...]) -> tuple[
 
 def _ranges_contain(have: tuple[Range, ...], want: tuple[Range, ...]) -> bool:
     return all(any(b <= wb and we <= e for b, e in have) for wb, we in want)
+
+
+def _merge_two(have: tuple[Range, ...], more: tuple[Range, ...]) -> tuple[Range, ...]:
+    return _merge((*have, *more))
+
+
+def _joined(mine: dict[str, Any], theirs: dict[str, Any], join: Callable[[Any, Any], Any]) -> dict[str, Any]:
+    """Both sides' non-empty parts by name, `join` where both hold one (the union of non-empty parts is
+    non-empty); one side's dict itself when the other has none."""
+    if not theirs:
+        return mine
+    if not mine:
+        return theirs
+    out = dict(mine)
+    for k, v in theirs.items():
+        out[k] = join(out[k], v) if k in out else v
+    return out
+
+
+def _left(mine: dict[str, Any], theirs: dict[str, Any], remove: Callable[[Any, Any], Any]) -> dict[str, Any]:
+    """What is left of each of `mine`'s parts after `remove`-ing `theirs`' part of that name; empty ones go."""
+    if not mine or not theirs:
+        return mine
+    out = {}
+    for k, v in mine.items():
+        if k in theirs:
+            v = remove(v, theirs[k])
+            if not v:
+                continue
+        out[k] = v
+    return out
 
 
 class Resources:
@@ -156,16 +188,24 @@ class Resources:
         """A Mesos `Resource` list (unreserved first, scalars first, in a stable order), reservations in both
         of Mesos's forms. `allocation_role` adds the `allocation_info` Mesos puts on resources offered to,
         or used by, a framework."""
+        # (an unreserved resource's fields inline: every offer writes four or more; issue 17)
         out: list[dict[str, Any]] = []
-        for k in sorted(self.scalars, key=_order):
-            out.append({"name": base_name(k), "type": "SCALAR", "scalar": {"value": self.scalars[k]},
-                        **_fields(k)})
-        for k in sorted(self.ranges, key=_order):
+        reserved = False
+        for k in sorted(self.scalars, key=_order) if len(self.scalars) > 1 else self.scalars:
+            if SEP in k:
+                reserved = True
+                out.append({"name": base_name(k), "type": "SCALAR", "scalar": {"value": self.scalars[k]},
+                            **_fields(k)})
+            else:
+                out.append({"name": k, "type": "SCALAR", "scalar": {"value": self.scalars[k]}, "role": "*"})
+        for k in sorted(self.ranges, key=_order) if len(self.ranges) > 1 else self.ranges:
             rng = [{"begin": b, "end": e} for b, e in self.ranges[k]]
+            reserved = reserved or SEP in k
             out.append({"name": base_name(k), "type": "RANGES", "ranges": {"range": rng}, **_fields(k)})
-        for k in sorted(self.sets, key=_order):
+        for k in sorted(self.sets, key=_order) if len(self.sets) > 1 else self.sets:
+            reserved = reserved or SEP in k
             out.append({"name": base_name(k), "type": "SET", "set": {"item": sorted(self.sets[k])}, **_fields(k)})
-        if self.has_reservations():
+        if reserved:
             out.sort(key=lambda item: "reservations" in item)
         if allocation_role is not None:
             for item in out:
@@ -205,40 +245,32 @@ class Resources:
         return out
 
     def __add__(self, other: Resources) -> Resources:
-        if not (self.ranges or self.sets or other.ranges or other.sets):
-            # scalars only, each side rounded and positive: what the constructor does, without its passes
-            # (the allocator adds and subtracts for every task; issue 17)
-            scalars = dict(self.scalars)
-            for k, v in other.scalars.items():
-                scalars[k] = _round(scalars[k] + v) if k in scalars else v
-            return Resources._of_scalars(scalars)
+        # Built without the constructor's passes (the allocator adds and subtracts for every task; issue
+        # 17): each side's scalars are rounded and positive, its ranges merged, so only what both sides
+        # hold needs work, and what one side alone holds is shared (a Resources is never changed).
         scalars = dict(self.scalars)
         for k, v in other.scalars.items():
-            scalars[k] = scalars.get(k, 0.0) + v
-        ranges = {k: list(v) for k, v in self.ranges.items()}
-        for k, v in other.ranges.items():
-            ranges.setdefault(k, []).extend(v)
-        sets = {k: set(v) for k, v in self.sets.items()}
-        for k, v in other.sets.items():
-            sets.setdefault(k, set()).update(v)
-        return Resources(scalars, ranges, sets)
+            scalars[k] = _round(scalars[k] + v) if k in scalars else v
+        out = Resources._of_scalars(scalars)
+        out.ranges = _joined(self.ranges, other.ranges, _merge_two)
+        out.sets = _joined(self.sets, other.sets, frozenset.union)
+        return out
 
     def __sub__(self, other: Resources) -> Resources:
         """Remove `other`; what `self` does not hold is ignored (never negative)."""
-        if not (self.ranges or self.sets):
-            theirs = other.scalars
-            kept = {}
-            for k, v in self.scalars.items():
-                if k in theirs:
-                    v = _round(v - theirs[k])
-                    if v <= 0:
-                        continue
-                kept[k] = v
-            return Resources._of_scalars(kept)
-        scalars = {k: v - other.scalars.get(k, 0.0) for k, v in self.scalars.items()}
-        ranges = {k: _subtract_ranges(v, other.ranges.get(k, ())) for k, v in self.ranges.items()}
-        sets = {k: v - other.sets.get(k, frozenset()) for k, v in self.sets.items()}
-        return Resources(scalars, ranges, sets)
+        theirs = other.scalars
+        kept = {}
+        for k, v in self.scalars.items():
+            if k in theirs:
+                v = _round(v - theirs[k])
+                if v <= 0:
+                    continue
+            kept[k] = v
+        out = Resources._of_scalars(kept)
+        # what is left of merged ranges is merged (the pieces of one range keep their order and gaps)
+        out.ranges = _left(self.ranges, other.ranges, _subtract_ranges)
+        out.sets = _left(self.sets, other.sets, frozenset.difference)
+        return out
 
     def contains(self, other: Resources) -> bool:
         """True when every part of `other` is in `self`."""
@@ -461,6 +493,7 @@ def _check_ranges(name: str, given: list[Range]) -> None:
                                     f"ranges ([{begin}-{end}] and [{other_begin}-{other_end}])")
 
 
+@functools.lru_cache(maxsize=4096)   # a handful of names, sorted for every offer
 def _order(key: str) -> tuple[int, str, str]:
     known = ("cpus", "gpus", "mem", "disk")
     name = base_name(key)

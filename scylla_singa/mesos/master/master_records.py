@@ -121,6 +121,9 @@ class FrameworkRec:
     # custom executors it runs, by (agent id, executor id): {"info": ExecutorInfo, "agent_id": ...}
     executors: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     counters: dict[str, float] = field(default_factory=dict)   # its metrics (calls/..., events/..., offers/...)
+    # the capability names of info["capabilities"], with that list (has_capability)
+    _capabilities: tuple[Any, frozenset[str]] = field(default=(None, frozenset()), init=False, repr=False,
+                                                      compare=False)
 
     @property
     def connected(self) -> bool:
@@ -136,7 +139,14 @@ class FrameworkRec:
         return float(self.info.get("failover_timeout", 0.0) or 0.0)
 
     def has_capability(self, name: str) -> bool:
-        return any(c.get("type") == name for c in self.info.get("capabilities") or [])
+        # Asked two or three times per offer (issue 17): the names are kept with the list they came from,
+        # and made again when `info` holds another list (UPDATE_FRAMEWORK replaces it, never edits it).
+        listed = self.info.get("capabilities")
+        source, names = self._capabilities
+        if listed is not source:
+            names = frozenset(c.get("type") for c in listed or ())
+            self._capabilities = (listed, names)
+        return name in names
 
     @property
     def allocation_role(self) -> str | None:

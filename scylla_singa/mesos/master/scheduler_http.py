@@ -23,7 +23,8 @@ from typing import Any
 from aiohttp import web
 
 from scylla_singa.mesos.api.call_validation import CallInvalid, validate_scheduler_call
-from scylla_singa.mesos.api.codec import SCHEDULER, CodecError, decode_call, request_media_type, response_media_type
+from scylla_singa.mesos.api.codec import (SCHEDULER, CodecError, decode_call_noting_finite, request_media_type,
+                                          response_media_type)
 from scylla_singa.mesos.api.credentials import authenticate
 from scylla_singa.mesos.api.fields import value
 from scylla_singa.mesos.api.http_auth import unauthorized
@@ -117,8 +118,9 @@ class SchedulerEndpoint:
             if principal is None:
                 return None
         try:
-            call = decode_call(SCHEDULER, body, request_media_type(head.header("content-type")))
-            validate_scheduler_call(call, principal)
+            call, numbers_finite = decode_call_noting_finite(SCHEDULER, body,
+                                                             request_media_type(head.header("content-type")))
+            validate_scheduler_call(call, principal, numbers_finite)
         except (CodecError, CallInvalid):
             return None
         if call["type"] in _FULL_SERVER_CALLS:

@@ -14,12 +14,16 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import math
 import uuid
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scylla_singa.mesos.api import codec, compact_json, event_loop
+from scylla_singa.mesos.api.call_validation import non_finite_field
 from scylla_singa.mesos.api.codec import SCHEDULER, CodecError, MediaType
 
 
@@ -107,6 +111,60 @@ def test_loads_as_json_gives_what_json_gives(body: bytes) -> None:
     got = compact_json.loads_as_json(body, parse_constant=float)
     want = json.loads(body, parse_constant=float)
     assert repr(got) == repr(want) and type(got["a"]) is type(want["a"])
+
+
+_ACCEPT = {"type": "ACCEPT", "framework_id": {"value": "m-0001"},
+           "accept": {"offer_ids": [{"value": "m-O1"}], "filters": {"refuse_seconds": 1},
+                      "operations": [{"type": "LAUNCH", "launch": {"task_infos": [{
+                          "name": "bg", "task_id": {"value": "bg-1-1"}, "agent_id": {"value": "m-S1"},
+                          "command": {"value": "sleep 1", "shell": True},
+                          "resources": [{"name": "cpus", "type": "SCALAR", "scalar": {"value": 4.0}}]}]}}]}}
+
+
+def _accept_with(cpus: str, refuse: str = "1") -> bytes:
+    return json.dumps(_ACCEPT).encode().replace(b'"value": 4.0', b'"value": ' + cpus.encode()).replace(
+        b'"refuse_seconds": 1', b'"refuse_seconds": ' + refuse.encode())
+
+
+@pytest.mark.parametrize("body,finite", [
+    (json.dumps(_ACCEPT).encode(), True),            # orjson parsed it, the message keeps it: known finite
+    (json.dumps(_ack()).encode(), True),
+    (_accept_with("1e400"), False),                  # orjson refuses it; json reads an infinity
+    (_accept_with("4", refuse="1" * 19), False),     # a 19-digit run goes to json
+    (_accept_with('"Infinity"'), False),             # a string for a double: the message converts it
+])
+def test_a_call_is_known_finite_only_where_orjson_parsed_it_and_nothing_converted_it(body: bytes,
+                                                                                   finite: bool) -> None:
+    call, known = codec.decode_call_noting_finite(SCHEDULER, body, MediaType.JSON)
+    assert known is finite
+    assert call == codec.decode_call(SCHEDULER, body, MediaType.JSON)
+
+
+def test_a_protobuf_call_is_never_known_finite() -> None:
+    message = SCHEDULER.call()
+    message.type = message.DECLINE
+    message.framework_id.value = "m-0001"
+    message.decline.filters.refuse_seconds = math.inf
+    call, known = codec.decode_call_noting_finite(SCHEDULER, message.SerializeToString(), MediaType.PROTOBUF)
+    assert known is False and non_finite_field(call) == ("decline.filters.refuse_seconds", math.inf)
+
+
+_NUMBER_TEXT = st.one_of(st.integers(-(2 ** 70), 2 ** 70).map(str), st.floats(allow_nan=False).map(repr),
+                         st.sampled_from(["1e400", "-1e309", "1e308", "2.5e-400", "0.1", "-0", '"Infinity"',
+                                          '"NaN"', "1" * 20]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(cpus=_NUMBER_TEXT, refuse=_NUMBER_TEXT)
+def test_whatever_is_known_finite_has_no_infinite_or_nan_number(cpus: str, refuse: str) -> None:
+    """The claim the validation relies on to skip its walk: `known` is never said of a call holding one."""
+    body = _accept_with(cpus.replace("inf", "1e400"), refuse.replace("inf", "1e400"))
+    try:
+        call, known = codec.decode_call_noting_finite(SCHEDULER, body, MediaType.JSON)
+    except CodecError:
+        return
+    if known:
+        assert non_finite_field(call) is None
 
 
 def _loop_module() -> str:

@@ -94,3 +94,40 @@ def test_scalar_only_algebra_is_what_the_constructor_makes_of_the_sums(a, b) -> 
     assert (x - y).scalars == Resources({k: v - y.scalars.get(k, 0.0) for k, v in x.scalars.items()}).scalars
     for r in (x + y, x - y, Resources()):
         assert r.ranges == {} and r.sets == {} and all(v > 0 for v in r.scalars.values())
+
+
+_RANGES = st.dictionaries(st.sampled_from(["ports", "ephemeral_ports"]),
+                          st.lists(st.tuples(st.integers(0, 60), st.integers(0, 8)).map(lambda t: (t[0], t[0] + t[1])),
+                                   max_size=4), max_size=2)
+_SETS = st.dictionaries(st.sampled_from(["gpus_ids", "cores"]), st.sets(st.sampled_from("abcdef"), max_size=4),
+                        max_size=2)
+
+
+def _by_constructor(x: Resources, y: Resources, sign: int) -> Resources:
+    """What + (sign 1) and - (sign -1) gave when they built every result through the constructor."""
+    if sign > 0:
+        return Resources({k: x.scalars.get(k, 0.0) + y.scalars.get(k, 0.0) for k in {*x.scalars, *y.scalars}},
+                         {k: [*x.ranges.get(k, ()), *y.ranges.get(k, ())] for k in {*x.ranges, *y.ranges}},
+                         {k: x.sets.get(k, frozenset()) | y.sets.get(k, frozenset()) for k in {*x.sets, *y.sets}})
+    left = {k: [(b, e) for b, e in v] for k, v in x.ranges.items()}
+    for k, take in y.ranges.items():   # subtract point by point: slow and plainly right
+        if k in left:
+            points = {p for b, e in left[k] for p in range(b, e + 1)} - {p for b, e in take for p in range(b, e + 1)}
+            left[k] = [(p, p) for p in points]
+    return Resources({k: v - y.scalars.get(k, 0.0) for k, v in x.scalars.items()}, left,
+                     {k: v - y.sets.get(k, frozenset()) for k, v in x.sets.items()})
+
+
+@settings(max_examples=400, deadline=None)
+@given(a=_SCALARS, b=_SCALARS, ra=_RANGES, rb=_RANGES, sa=_SETS, sb=_SETS)
+def test_algebra_with_ranges_and_sets_is_what_the_constructor_makes(a, b, ra, rb, sa, sb) -> None:
+    """+ and - build their results without the constructor (issue 17): the same value, merged ranges, no
+    empty part, and neither operand changed."""
+    x, y = Resources(a, ra, sa), Resources(b, rb, sb)
+    before = (str(x), str(y))
+    for sign, got in ((1, x + y), (-1, x - y)):
+        want = _by_constructor(x, y, sign)
+        assert (got.scalars, got.ranges, got.sets) == (want.scalars, want.ranges, want.sets)
+        assert all(v for v in got.ranges.values()) and all(v for v in got.sets.values())
+    assert (str(x), str(y)) == before
+    assert (x + y).contains(x) and (x + y).contains(y)
