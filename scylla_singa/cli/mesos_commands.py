@@ -52,8 +52,9 @@ async def _serve(start, stop) -> None:
 _full_collection_interval = click.option(
     "--full-collection-interval", default=DEFAULT_INTERVAL_S, show_default=True, type=click.FloatRange(min=0),
     metavar="SECONDS", help="Run Python's full garbage collection every SECONDS instead of whenever enough "
-    "objects survived; 0 for CPython's own rule. With tens of thousands of agents each full collection is a "
-    "pause of a second or more, which CPython's rule starts every few seconds.")
+    "objects survived, and collect only the youngest objects in between; 0 for CPython's own rule. With tens "
+    "of thousands of agents each full collection is a pause of a second or more, which CPython's rule starts "
+    "every few seconds.")
 
 
 @click.command()

@@ -1,4 +1,4 @@
-"""Full garbage collections of a long-running loop paced by time, not by how many objects survive.
+"""Garbage collections of a long-running loop past the youngest generation paced by time, not by counts.
 
 Why: CPython starts a full (oldest-generation) collection whenever the
 objects promoted since the last one exceed a quarter of the old heap. A
@@ -7,10 +7,15 @@ running task's records live long enough to be promoted, so at 1,500 tasks/s
 it ran a full collection every five to ten seconds, each a 1-2 s pause of
 its one loop: about a seventh of its time (measured with gc.callbacks;
 docs/design.md, "The garbage collector of a master with 50,000 agents").
-Young garbage, where nearly all reference cycles die, is still collected
-as it comes (generations 0 and 1 keep CPython's thresholds); only the full
-sweep waits, for at most `interval_s`, so cyclic garbage that reached the
-old generation is held at most that long.
+The middle generation's collections (one per ten young ones) are the same
+waste in small: they look again at every record that survived a young
+collection; in a whole run at 50,000 agents they found 684 unreachable
+objects while taking 3% of the master's CPU time and 9% of the simulated
+fleet's.
+So only the youngest generation, where cycles that die at all die, keeps
+CPython's threshold; the rest is collected by one full sweep every
+`interval_s`, so cyclic garbage that outlived a young collection is held at
+most that long.
 """
 
 from __future__ import annotations
@@ -21,12 +26,13 @@ import time
 from dataclasses import dataclass, field
 
 DEFAULT_INTERVAL_S = 300.0
-_NEVER = 2**31 - 1   # an oldest-generation threshold no count reaches: no automatic full collection
+_NEVER = 2**31 - 1   # a threshold no count reaches: no automatic collection of that generation
 
 
 @dataclass
 class FullCollectionPacer:
-    """Runs `gc.collect()` every `interval_s` on a loop, with CPython's automatic full collections off.
+    """Runs `gc.collect()` every `interval_s` on a loop, with CPython's automatic collections of the
+    middle and oldest generations off (the youngest keeps its threshold).
 
     `start(loop)` takes over, `stop()` gives CPython its thresholds back.
     `collections` and `seconds` say how many full collections ran and how
@@ -44,8 +50,8 @@ class FullCollectionPacer:
         if self._saved is not None:
             return
         self._saved = gc.get_threshold()
-        young, middle, _ = self._saved
-        gc.set_threshold(young, middle, _NEVER)
+        young = self._saved[0]
+        gc.set_threshold(young, _NEVER, _NEVER)
         self._loop = loop
         self._timer = loop.call_later(self.interval_s, self._tick)
 
