@@ -225,8 +225,7 @@ class DockerRunner(TaskRunner):
         if spec.user_network:
             kwargs["networking_config"] = {spec.network: self.client.api.create_endpoint_config(
                 aliases=spec.aliases or None)}
-        container = self.client.containers.create(**kwargs)
-        container.start()
+        container = start_created(self.client, kwargs)
         if spec.window is not None:   # before RUNNING: a command that waits for input sees its size
             try:
                 self.client.api.resize(container.id, height=spec.window.rows, width=spec.window.columns)
@@ -290,6 +289,40 @@ class DockerRunner(TaskRunner):
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+# What the engine of a swarm worker answers `start` when the managers did not give it the container's
+# attachment to an attachable overlay in time. Seen on fresh clusters under load (twice in twenty jobs
+# right after `cluster up`); the managers answer a moment later, so the container is made again.
+_ATTACH_FAILED = "attaching to network failed"
+_TIMED_OUT = "context deadline exceeded"
+ATTACH_ATTEMPTS = 3
+ATTACH_PAUSE_S = 2.0   # before the second attempt; twice that before the third
+
+
+def start_created(client: docker.DockerClient, kwargs: dict[str, Any]) -> Container:
+    """Create a container from `kwargs` and start it; when its overlay attachment timed out, remove it and
+    do both again (ATTACH_ATTEMPTS in all). Any other APIError, or the last attempt's, is raised.
+
+    Runs in the runner's thread pool, so its pauses do not hold the agent's loop.
+    """
+    for attempt in range(1, ATTACH_ATTEMPTS + 1):
+        container = client.containers.create(**kwargs)
+        try:
+            container.start()
+            return container
+        except docker.errors.APIError as exc:
+            why = _explain(exc)
+            if attempt == ATTACH_ATTEMPTS or _ATTACH_FAILED not in why or _TIMED_OUT not in why:
+                raise
+            log.warning("container %s: %s; made again (attempt %d of %d)", kwargs.get("name"), why, attempt + 1,
+                        ATTACH_ATTEMPTS)
+            try:
+                client.api.remove_container(container.id, force=True)
+            except docker.errors.APIError:
+                pass   # then creating it again under its name fails, and that is the launch's answer
+            time.sleep(ATTACH_PAUSE_S * attempt)
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 def _copy_logs(client: docker.DockerClient, container_id: str, sandbox: Path, which: str) -> None:
