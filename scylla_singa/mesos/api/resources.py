@@ -274,11 +274,18 @@ class Resources:
 
     def contains(self, other: Resources) -> bool:
         """True when every part of `other` is in `self`."""
-        if any(self.scalars.get(k, 0.0) + 1e-9 < v for k, v in other.scalars.items()):
-            return False
-        if any(not _ranges_contain(self.ranges.get(k, ()), v) for k, v in other.ranges.items()):
-            return False
-        return all(v <= self.sets.get(k, frozenset()) for k, v in other.sets.items())
+        # plain loops, no generators: the allocator asks this for every offer's remainder and every task's end
+        mine = self.scalars
+        for k, v in other.scalars.items():
+            if mine.get(k, 0.0) + 1e-9 < v:
+                return False
+        for k, want in other.ranges.items():
+            if not _ranges_contain(self.ranges.get(k, ()), want):
+                return False
+        for k, items in other.sets.items():
+            if not items <= self.sets.get(k, frozenset()):
+                return False
+        return True
 
     def is_empty(self) -> bool:
         return not (self.scalars or self.ranges or self.sets)

@@ -331,8 +331,9 @@ class HierarchicalAllocator(Allocator):
         fw = self._frameworks[framework_id]
         agent.free = agent.free - resources
         agent.allocated[framework_id] = agent.allocated.get(framework_id, Resources()) + resources
-        self._role_sorters[fw.role].allocated(framework_id, resources.amounts)
-        self._roles.allocated(fw.role, resources.amounts)
+        amounts = resources.amounts
+        self._role_sorters[fw.role].allocated(framework_id, amounts)
+        self._roles.allocated(fw.role, amounts)
 
     def recover(self, framework_id: str, agent_id: str, resources: Resources,
                 refuse_seconds: float | None = None, now: float = 0.0) -> None:
@@ -348,8 +349,9 @@ class HierarchicalAllocator(Allocator):
             agent.allocated[framework_id] = rest
         fw = self._frameworks.get(framework_id)
         if fw is not None:
-            self._role_sorters[fw.role].unallocated(framework_id, back.amounts)
-            self._roles.unallocated(fw.role, back.amounts)
+            amounts = back.amounts
+            self._role_sorters[fw.role].unallocated(framework_id, amounts)
+            self._roles.unallocated(fw.role, amounts)
             if refuse_seconds and refuse_seconds > 0:
                 expiry = now + min(refuse_seconds, MAX_REFUSE_S)
                 self._filters.setdefault(agent_id, {})[framework_id] = (expiry, back)
