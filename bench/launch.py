@@ -86,7 +86,7 @@ class FrameworkHarness:
 
     def start(self) -> None:
         self.mesos.start()
-        self.shell.start(self.mesos.master_address, user="root")
+        self.shell.start(self.mesos.master_address, user="root", credential=self.mesos.framework_credential)
         if not self.shell.subscribed.wait(30):
             raise RuntimeError(f"the framework did not subscribe: {self.shell.fatal}")
 

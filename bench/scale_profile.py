@@ -1,7 +1,7 @@
 """Where the scalability benchmark's CPU goes: one cluster size of bench/scale.py under py-spy.
 
     python -m bench.scale_profile [--agents 10000] [--seconds 30] [--parts master,fleet,frameworks]
-                                  [--before CHECKOUT] [--out DIR] [--save]
+                                  [--before CHECKOUT] [--after CHECKOUT] [--out DIR] [--save] [--record]
 
 Runs `bench.scale.one_size` (master, simulated fleet, 200 background
 frameworks, probe) and, as its probing window starts, samples each named
@@ -11,9 +11,14 @@ window / tasks finished in it) and splits the master's by kind of work
 (bench/profile_kinds.py). With `--before CHECKOUT` (another worktree, e.g.
 `git worktree add ../scale-base <commit>`) the same size runs first with
 that checkout's master and agents, then with this one's, back to back: the
-before/after of a change measured on the same machine in one run. `--save`
+before/after of a change measured on the same machine in one run;
+`--after CHECKOUT` runs another checkout second instead of this one (the
+same pair in the other order, to see what running second does). `--save`
 writes the result to bench/results/scale_profile.json, which the scale
-section of docs/benchmarks.md shows. py-spy needs ptrace (root or
+section of docs/benchmarks.md shows; `--record` (and `--save`) add a line
+per run to bench/results/scale_profile_runs.jsonl, whose spread the section
+shows beside it: one run's CPU per task moves by several percent with
+what else the machine does. py-spy needs ptrace (root or
 CAP_SYS_PTRACE): `pip install py-spy`.
 """
 
@@ -35,6 +40,7 @@ from .profile_kinds import split_by_kind
 from .scale import CODE_ENV, REPO, SIZES, code_under_test, one_size
 
 SAVED = REPO / "bench" / "results" / "scale_profile.json"
+RUNS = REPO / "bench" / "results" / "scale_profile_runs.jsonl"
 
 
 def load_average() -> str:
@@ -78,6 +84,16 @@ def profile_once(agents: int, seconds: int, warmup: float, parts: list[str], out
     return summary
 
 
+def run_record(started_at: str, order: str, run: dict[str, Any]) -> dict[str, Any]:
+    """One line of RUNS: which code ran, at what size and rate, and its CPU per task by part."""
+    overheads = sorted(p["overhead_s"] for p in run.get("probes") or [] if p.get("overhead_s") is not None)
+    return {"started_at": started_at, "order": order, "commit": run.get("code", {}).get("commit", "?"),
+            "agents": run.get("agents"), "tasks_finished_per_s": round(run.get("tasks_finished_per_s") or 0, 1),
+            "ms_per_task": run.get("ms_per_task", {}), "load_average": (run.get("load_average") or ["?"])[0],
+            "probe_median_s": round(overheads[len(overheads) // 2], 4) if overheads else None,
+            "error": run.get("error")}
+
+
 def main(argv: list[str] | None = None) -> int:
     stop_children_when_terminated()
     parser = argparse.ArgumentParser(prog="python -m bench.scale_profile", description=__doc__.splitlines()[0])
@@ -86,8 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=float, default=20.0, help="seconds of churn before the window")
     parser.add_argument("--parts", default="master", help="comma-separated: master, fleet, frameworks; '' for none")
     parser.add_argument("--before", type=Path, help="a checkout whose master and agents run first (before/after)")
+    parser.add_argument("--after", type=Path, help="a checkout whose master and agents run second (default: this one)")
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "scylla-scale-profile")
     parser.add_argument("--save", action="store_true", help=f"write the result to {SAVED.relative_to(REPO)}")
+    parser.add_argument("--record", action="store_true",
+                        help=f"add each run's CPU per task to {RUNS.relative_to(REPO)} (--save does too)")
     args = parser.parse_args(argv)
     parts = [p for p in args.parts.split(",") if p]
     spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
@@ -95,9 +114,10 @@ def main(argv: list[str] | None = None) -> int:
         print("py-spy is not installed: `.venv/bin/pip install py-spy` (it samples the processes by ptrace), "
               "or give --parts '' to measure CPU per task only", file=sys.stderr)
         return 2
-    if args.before is not None and not (args.before / "scylla_singa").is_dir():
-        print(f"--before {args.before}: not a checkout of scylla-singa (no scylla_singa/ in it)", file=sys.stderr)
-        return 2
+    for flag, checkout in (("--before", args.before), ("--after", args.after)):
+        if checkout is not None and not (checkout / "scylla_singa").is_dir():
+            print(f"{flag} {checkout}: not a checkout of scylla-singa (no scylla_singa/ in it)", file=sys.stderr)
+            return 2
     result: dict[str, Any] = {"started_at": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
     if args.before is not None:
         os.environ[CODE_ENV] = str(args.before.resolve())
@@ -105,12 +125,22 @@ def main(argv: list[str] | None = None) -> int:
             result["before"] = profile_once(args.agents, args.seconds, args.warmup, parts, args.out / "before", spy)
         finally:
             del os.environ[CODE_ENV]
-    result["after"] = profile_once(args.agents, args.seconds, args.warmup, parts, args.out / "after", spy)
+    if args.after is not None:
+        os.environ[CODE_ENV] = str(args.after.resolve())
+    try:
+        result["after"] = profile_once(args.agents, args.seconds, args.warmup, parts, args.out / "after", spy)
+    finally:
+        os.environ.pop(CODE_ENV, None)
     result["finished_at"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     text = json.dumps(result, indent=1)
     print(text)
     if args.save:
         SAVED.write_text(text + "\n")
+    if args.save or args.record:
+        with RUNS.open("a") as runs:
+            for order in ("before", "after"):
+                if order in result:
+                    runs.write(json.dumps(run_record(result["started_at"], order, result[order])) + "\n")
     return 0 if not any(r.get("error") for k, r in result.items() if k in ("before", "after")) else 1
 
 

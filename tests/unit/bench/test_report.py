@@ -200,3 +200,45 @@ def test_a_profile_run_reports_its_probes_beside_its_cpu_per_task() -> None:
     run = {"probes": [{"overhead_s": 0.5}, {"overhead_s": 70.0}, {"overhead_s": 1.5}, {"error": "no offer"}]}
     assert scale._probe_note(run) == " Probe overhead median 1.50 s (of 3, up to 70.0 s)."
     assert scale._probe_note({"probes": []}) == "" and scale._probe_note({}) == ""
+
+
+def _profile_run(commit: str, ms: float, agents: int = 50_000) -> dict:
+    return {"agents": agents, "code": {"commit": commit}, "tasks_finished_per_s": 1600.0,
+            "ms_per_task": {"master": ms, "fleet": 0.2, "frameworks": 0.3}, "load_average": ["1.0 1.0 1.0"],
+            "probes": [{"overhead_s": 0.05}], "kinds": {}}
+
+
+def _save_profile(tmp_path, runs: list[dict], before_ms: float = 1.8, after_ms: float = 0.49):
+    saved = tmp_path / "scale_profile.json"
+    saved.write_text(json.dumps({"started_at": "t0", "before": _profile_run("old", before_ms),
+                                 "after": _profile_run("new", after_ms)}))
+    (tmp_path / scale.RUNS_FILE).write_text("".join(json.dumps(r) + "\n" for r in runs))
+    return saved
+
+
+def test_the_headline_gives_the_spread_of_every_recorded_run_of_the_after_code(tmp_path) -> None:
+    """One run's CPU per task moves by several percent: the headline shows where the saved run sits."""
+    runs = [{"started_at": f"t{i}", "order": "after", "commit": c, "agents": a, "ms_per_task": {"master": ms}}
+            for i, (c, a, ms) in enumerate([("new", 50_000, 0.47), ("new", 50_000, 0.52), ("new", 15_000, 0.9),
+                                            ("new with changes", 50_000, 0.3), ("old", 50_000, 1.8)])]
+    saved = _save_profile(tmp_path, runs + [{**runs[0], "ms_per_task": {"master": 0.1}, "error": "probe failed"}])
+    (headline,) = scale._profile_headline(saved)
+    assert headline.measured == "0.490 ms / 1.800 ms (2 runs of new: 0.470 - 0.520 ms)"
+    assert headline.result == "met"
+    tables, notes = scale.profile_notes(saved)
+    assert "(2 runs, table below): the master's CPU per task 0.470 - 0.520 ms, median 0.495 ms." in notes[-1]
+    assert len(tables[-1].rows) == 6   # every recorded run is listed, the failed one too
+
+
+def test_a_saved_run_over_the_goal_is_not_met_and_a_lone_run_has_no_spread(tmp_path) -> None:
+    saved = _save_profile(tmp_path, [], after_ms=0.512)
+    (headline,) = scale._profile_headline(saved)
+    assert headline.measured == "0.512 ms / 1.800 ms" and headline.result == "not met (0.51 ms)"
+
+
+def test_a_master_whose_socket_calls_were_not_counted_is_not_said_to_make_none() -> None:
+    """asyncio's own loop uses send and recv, which /proc/PID/io does not count: 0 calls means uncounted."""
+    uncounted = scale._kernel_note({"kernel_share": {"master": 0.06}, "io_calls_per_task": {"master": [0.0, 0.0]}})
+    assert "uncounted" in uncounted and "0.0 read" not in uncounted
+    counted = scale._kernel_note({"kernel_share": {"master": 0.18}, "io_calls_per_task": {"master": [3.1, 6.3]}})
+    assert "3.1 read and 6.3 write system calls per task" in counted
