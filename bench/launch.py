@@ -203,8 +203,16 @@ def cleanup(client: docker.DockerClient, job_ids: list[str]) -> None:
 
 
 def run(size: str) -> dict[str, Any]:
-    cfg = SIZES[size]
-    client = docker.from_env(timeout=300)
+    return measure(docker.from_env(timeout=300), SIZES[size])
+
+
+def measure(client: docker.DockerClient, cfg: dict[str, Any]) -> dict[str, Any]:
+    """Framework and floor launches of every N in `cfg["n"]`, `cfg["repeats"]` times, alternating order.
+
+    Separate from `run` so a test can drive the same path at a tiny size: the
+    benchmark once broke unnoticed (the framework met the master's default
+    credentials without its own) because nothing ran it between sweeps.
+    """
     client.images.get(IMAGE)
     ensure_swarm(client)
     work = Path(tempfile.mkdtemp(prefix="scylla-bench-launch-"))
