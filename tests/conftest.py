@@ -27,11 +27,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Stop at once, saying why, when user nobody cannot import this checkout's package with its Python.
 
-    Why: tasks, custom executors and the framework's local-user checks run as
-    nobody (uid 65534) from this checkout's .venv, as they do for users; in a
+    Why: the tests run custom executors from tests/support and the CLI (the
+    local-user checks) as nobody (uid 65534) from this checkout's .venv; in a
     directory only root may enter (`mktemp -d`, a home of mode 0700) they
     fail later as TASK_FAILED or "No module named scylla_singa", far from
-    the cause.
+    the cause. (.ci/run tests a copy in an open directory instead.)
     """
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         return
